@@ -1,0 +1,30 @@
+package adaptivelimit
+
+import "time"
+
+// aimd is additive increase, multiplicative decrease, applied once a window: a window with a
+// drop multiplies the limit by BackoffRatio; a window without one, in which at least half
+// the slots were in use, adds one. Latency plays no part.
+type aimd struct {
+	limit    int
+	minLimit int
+	maxLimit int
+	backoff  float64
+}
+
+func newAIMD(c Config) *aimd {
+	return &aimd{limit: c.InitialLimit, minLimit: c.MinLimit, maxLimit: c.MaxLimit, backoff: c.BackoffRatio}
+}
+
+func (a *aimd) next(w window, _ *Decision) int {
+	switch {
+	case w.drops > 0:
+		a.limit = int(float64(a.limit) * a.backoff)
+	case w.maxInFlight*2 >= a.limit:
+		a.limit++
+	}
+	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)
+	return a.limit
+}
+
+func (a *aimd) longLatency() time.Duration { return 0 }

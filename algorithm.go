@@ -1,0 +1,29 @@
+package adaptivelimit
+
+import "time"
+
+// window is what a closed window tells an algorithm.
+type window struct {
+	samples     uint64
+	drops       uint64
+	meanLatency float64 // nanoseconds
+	maxInFlight int     // the most calls in flight that a sample of the window saw, itself included
+}
+
+// algorithm moves the limit once a window. Only the goroutine that closes a window calls
+// it, so implementations keep plain state.
+type algorithm interface {
+	// next returns the limit after w, and records in d how it got there.
+	next(w window, d *Decision) int
+	// longLatency is the long-term latency the algorithm keeps, if it keeps one.
+	longLatency() time.Duration
+}
+
+func newAlgorithm(c Config) algorithm {
+	if c.Algorithm == AIMD {
+		return newAIMD(c)
+	}
+	return newGradient2(c)
+}
+
+func clamp[T int | float64](v, lo, hi T) T { return max(lo, min(hi, v)) }

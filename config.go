@@ -1,0 +1,176 @@
+package adaptivelimit
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Algorithm selects how a limiter moves its limit after each window.
+type Algorithm int
+
+const (
+	// AlgorithmDefault leaves the choice unset: it means Gradient2.
+	AlgorithmDefault Algorithm = iota
+	// Gradient2 follows latency: it grows the limit while a window's latency stays near the
+	// long-term latency and shrinks it in proportion when latency rises.
+	Gradient2
+	// AIMD ignores latency: it backs off by BackoffRatio after a window with a drop and grows
+	// by one after a window without one.
+	AIMD
+)
+
+func (a Algorithm) String() string {
+	switch a {
+	case AlgorithmDefault:
+		return "default"
+	case Gradient2:
+		return "gradient2"
+	case AIMD:
+		return "aimd"
+	}
+	return fmt.Sprintf("Algorithm(%d)", int(a))
+}
+
+// Config describes a limiter. A zero field means "unset" and takes the default in its
+// comment, so that configurations can be merged field by field.
+type Config struct {
+	Name      string    // the instance id, used in errors and snapshots; default "adaptivelimit"
+	Algorithm Algorithm // default Gradient2
+
+	InitialLimit     int           // default 20, clamped into [MinLimit, MaxLimit] when unset
+	MinLimit         int           // default 1
+	MaxLimit         int           // default 200
+	Window           time.Duration // default 1s; from 1ms to 1h
+	MinWindowSamples int           // default 10
+
+	Smoothing    float64 // Gradient2: default 0.2, in (0, 1]
+	RTTTolerance float64 // Gradient2: default 1.5, at least 1
+	LongWindow   int     // Gradient2: windows in the long-term average; default 600
+	QueueSize    int     // Gradient2: default 4
+	BackoffRatio float64 // AIMD: default 0.9, in [0.5, 1)
+
+	// DropOn reports whether a call's error means the dependency is overloaded. Default
+	// DefaultDropOn.
+	DropOn func(error) bool
+
+	// Disabled admits every call and measures nothing.
+	Disabled bool
+	// DryRun computes the limit and counts the calls it would reject, but admits every call.
+	DryRun bool
+
+	// Clock times calls and windows. Default: TickClock.
+	Clock Clock
+
+	// OnLimitChange is called when a window moves the limit, and only then, on the
+	// goroutine that closed the window. It must not block: the next window cannot close
+	// until it returns.
+	OnLimitChange func(name string, d Decision)
+}
+
+// The defaults of the spec.
+const (
+	DefaultName             = "adaptivelimit"
+	DefaultInitialLimit     = 20
+	DefaultMinLimit         = 1
+	DefaultMaxLimit         = 200
+	DefaultWindow           = time.Second
+	DefaultMinWindowSamples = 10
+	DefaultSmoothing        = 0.2
+	DefaultRTTTolerance     = 1.5
+	DefaultLongWindow       = 600
+	DefaultQueueSize        = 4
+	DefaultBackoffRatio     = 0.9
+)
+
+const (
+	minWindow = time.Millisecond
+	maxWindow = time.Hour
+)
+
+// resolved returns c with every unset field set to its default, or the error of the first
+// invalid field, in the order of the fields.
+func (c Config) resolved() (Config, error) {
+	initialUnset := c.InitialLimit == 0
+	setDefault(&c.Name, DefaultName)
+	setDefault(&c.Algorithm, Gradient2)
+	setDefault(&c.MinLimit, DefaultMinLimit)
+	setDefault(&c.MaxLimit, DefaultMaxLimit)
+	setDefault(&c.InitialLimit, min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
+	setDefault(&c.Window, DefaultWindow)
+	setDefault(&c.MinWindowSamples, DefaultMinWindowSamples)
+	setDefault(&c.Smoothing, DefaultSmoothing)
+	setDefault(&c.RTTTolerance, DefaultRTTTolerance)
+	setDefault(&c.LongWindow, DefaultLongWindow)
+	setDefault(&c.QueueSize, DefaultQueueSize)
+	setDefault(&c.BackoffRatio, DefaultBackoffRatio)
+	if c.DropOn == nil {
+		c.DropOn = DefaultDropOn
+	}
+	if c.Clock == nil {
+		c.Clock = TickClock()
+	}
+
+	v := validator{instance: c.Name}
+	if c.Algorithm != Gradient2 && c.Algorithm != AIMD {
+		v.fail("algorithm", c.Algorithm, "must be gradient2 or aimd", CodeInvalidTuning, ErrInvalidTuning)
+	}
+	v.atLeastOne("minLimit", c.MinLimit)
+	v.atLeastOne("maxLimit", c.MaxLimit)
+	v.atLeastOne("initialLimit", c.InitialLimit)
+	if c.MinLimit >= 1 && c.MaxLimit >= 1 {
+		if c.MinLimit > c.MaxLimit {
+			v.fail("minLimit", c.MinLimit, fmt.Sprintf("must not exceed maxLimit (%d)", c.MaxLimit), CodeOutOfRange, ErrOutOfRange)
+		} else if !initialUnset && c.InitialLimit >= 1 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
+			v.fail("initialLimit", c.InitialLimit, fmt.Sprintf("must lie in [minLimit, maxLimit] = [%d, %d]", c.MinLimit, c.MaxLimit), CodeOutOfRange, ErrOutOfRange)
+		}
+	}
+	if c.Window < minWindow || c.Window > maxWindow {
+		v.fail("window", c.Window, "must lie in [1ms, 1h]", CodeOutOfRange, ErrOutOfRange)
+	}
+	v.tuningAtLeastOne("minWindowSamples", c.MinWindowSamples)
+	v.tuningAtLeastOne("longWindow", c.LongWindow)
+	v.tuningAtLeastOne("queueSize", c.QueueSize)
+	v.tuning("smoothing", c.Smoothing, c.Smoothing > 0 && c.Smoothing <= 1, "must lie in (0, 1]")
+	v.tuning("rttTolerance", c.RTTTolerance, c.RTTTolerance >= 1, "must be at least 1")
+	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
+	return c, v.err
+}
+
+func setDefault[T comparable](field *T, value T) {
+	var zero T
+	if *field == zero {
+		*field = value
+	}
+}
+
+type validator struct {
+	instance string
+	err      error
+}
+
+func (v *validator) fail(key string, value any, rule, code string, sentinel error) {
+	if v.err == nil {
+		v.err = &ConfigError{Instance: v.instance, Key: key, Value: value, Rule: rule, code: code, sentinel: sentinel}
+	}
+}
+
+func (v *validator) atLeastOne(key string, value int) {
+	if value < 1 {
+		v.fail(key, value, "a limit bound must be at least 1", CodeBoundBelowOne, ErrBoundBelowOne)
+	}
+}
+
+func (v *validator) tuningAtLeastOne(key string, value int) {
+	if value < 1 {
+		v.fail(key, value, "must be at least 1", CodeInvalidTuning, ErrInvalidTuning)
+	}
+}
+
+// tuning checks a float: the comparisons in ok are false for NaN, and infinities are
+// rejected here since every rule has a finite bound on at least one side.
+func (v *validator) tuning(key string, value float64, ok bool, rule string) {
+	if !ok || math.IsInf(value, 0) {
+		v.fail(key, value, rule+" and be finite", CodeInvalidTuning, ErrInvalidTuning)
+	}
+}

@@ -1,0 +1,119 @@
+package adaptivelimit
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Decision is what one window decided, and why.
+type Decision struct {
+	Samples     int           // samples in the window
+	Drops       int           // of which drops
+	Dropped     bool          // whether any sample was a drop
+	MeanLatency time.Duration // the window's mean latency (0 for AIMD, which does not time calls)
+	MaxInFlight int           // the most calls in flight a sample saw, itself included
+	AppLimited  bool          // Gradient2 kept the limit: fewer than half the slots were used
+	LongLatency time.Duration // Gradient2's long-term latency used for this window
+	Gradient    float64       // Gradient2's gradient, in [0.5, 1]; 0 when not computed
+	LimitBefore int
+	LimitAfter  int
+}
+
+// Snapshot is a limiter's state at one moment.
+type Snapshot struct {
+	Name      string
+	Algorithm Algorithm
+	Limit     int // how many calls may run at once
+	InFlight  int // how many hold a slot
+	MinLimit  int
+	MaxLimit  int
+	Disabled  bool
+	DryRun    bool
+
+	Windows       uint64        // windows that recomputed the limit
+	WindowLatency time.Duration // the last such window's mean latency
+	LongLatency   time.Duration // Gradient2's long-term latency, as it stands
+	Rejected      uint64        // calls rejected; in a dry run, calls that would have been
+	LimitChanges  uint64        // windows that moved the limit
+	Last          Decision      // the last window's decision
+}
+
+// Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
+// calls, for metrics.
+func (l *Limiter) Snapshot() Snapshot {
+	s := Snapshot{
+		Name:      l.cfg.Name,
+		Algorithm: l.cfg.Algorithm,
+		Limit:     l.Limit(),
+		InFlight:  l.InFlight(),
+		MinLimit:  l.cfg.MinLimit,
+		MaxLimit:  l.cfg.MaxLimit,
+		Disabled:  l.mode == disabled,
+		DryRun:    l.mode == dryRun,
+		Rejected:  l.stripes.sum(0).rejected,
+	}
+	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load()
+	s.WindowLatency = s.Last.MeanLatency
+	return s
+}
+
+// published holds what the window closer publishes, for readers that take no lock: a
+// sequence lock whose writer is the one goroutine closing a window. The sequence is odd
+// while a write is under way, and readers retry when it moved under them. Every word is
+// atomic, so that the race detector sees no race.
+type published struct {
+	seq     atomic.Uint64
+	windows atomic.Uint64
+	changes atomic.Uint64
+	long    atomic.Int64
+	last    [10]atomic.Uint64
+}
+
+func (p *published) store(d *Decision, long time.Duration) {
+	p.seq.Add(1)
+	p.windows.Add(1)
+	if d.LimitAfter != d.LimitBefore {
+		p.changes.Add(1)
+	}
+	p.long.Store(int64(long))
+	words := [len(p.last)]uint64{
+		uint64(d.Samples), uint64(d.Drops), boolWord(d.Dropped), uint64(d.MeanLatency),
+		uint64(d.MaxInFlight), boolWord(d.AppLimited), uint64(d.LongLatency),
+		math.Float64bits(d.Gradient), uint64(d.LimitBefore), uint64(d.LimitAfter),
+	}
+	for i := range words {
+		p.last[i].Store(words[i])
+	}
+	p.seq.Add(1)
+}
+
+func (p *published) load() (windows, changes uint64, long time.Duration, d Decision) {
+	var w [len(p.last)]uint64
+	for {
+		seq := p.seq.Load()
+		if seq&1 == 1 {
+			continue
+		}
+		windows, changes, long = p.windows.Load(), p.changes.Load(), time.Duration(p.long.Load())
+		for i := range w {
+			w[i] = p.last[i].Load()
+		}
+		if p.seq.Load() == seq {
+			break
+		}
+	}
+	d = Decision{
+		Samples: int(w[0]), Drops: int(w[1]), Dropped: w[2] != 0, MeanLatency: time.Duration(w[3]),
+		MaxInFlight: int(w[4]), AppLimited: w[5] != 0, LongLatency: time.Duration(w[6]),
+		Gradient: math.Float64frombits(w[7]), LimitBefore: int(w[8]), LimitAfter: int(w[9]),
+	}
+	return windows, changes, long, d
+}
+
+func boolWord(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
