@@ -16,7 +16,7 @@ func newAIMD(c Config) *aimd {
 	return &aimd{limit: c.InitialLimit, minLimit: c.MinLimit, maxLimit: c.MaxLimit, backoff: c.BackoffRatio}
 }
 
-func (a *aimd) next(w window, _ *Decision) int {
+func (a *aimd) next(w window, d Decision) Decision {
 	switch {
 	case w.drops > 0:
 		a.limit = int(float64(a.limit) * a.backoff)
@@ -24,7 +24,8 @@ func (a *aimd) next(w window, _ *Decision) int {
 		a.limit++
 	}
 	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)
-	return a.limit
+	d.LimitAfter = a.limit
+	return d
 }
 
 func (a *aimd) longLatency() time.Duration { return 0 }

@@ -47,7 +47,7 @@ func TestAIMDTrajectories(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a := aimdFor(tc.c)
 			for i, s := range tc.steps {
-				require.Equal(t, s.want, a.next(window{drops: s.drops, maxInFlight: s.maxInFlight}, &Decision{}), "step %d", i)
+				require.Equal(t, s.want, a.next(window{drops: s.drops, maxInFlight: s.maxInFlight}, Decision{}).LimitAfter, "step %d", i)
 			}
 		})
 	}
@@ -70,6 +70,6 @@ func TestAIMDRandom(t *testing.T) {
 			limit++
 		}
 		limit = max(3, min(150, limit))
-		require.Equal(t, limit, a.next(w, &Decision{}), "window %d", k)
+		require.Equal(t, limit, a.next(w, Decision{}).LimitAfter, "window %d", k)
 	}
 }

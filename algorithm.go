@@ -13,8 +13,8 @@ type window struct {
 // algorithm moves the limit once a window. Only the goroutine that closes a window calls
 // it, so implementations keep plain state.
 type algorithm interface {
-	// next returns the limit after w, and records in d how it got there.
-	next(w window, d *Decision) int
+	// next returns d with the limit after w in LimitAfter, and how it got there.
+	next(w window, d Decision) Decision
 	// longLatency is the long-term latency the algorithm keeps, if it keeps one.
 	longLatency() time.Duration
 }

@@ -1,1 +1,18 @@
+// Package adaptivelimit caps how many calls to a dependency run at once, and finds the cap
+// by itself.
+//
+// Like a bulkhead, a [Limiter] admits a call only while fewer than its limit are running,
+// and rejects the excess at once with [ErrLimitExceeded] instead of letting it queue. Unlike
+// a bulkhead it moves the limit: after every window (at least [Config.Window] long, with at
+// least [Config.MinWindowSamples] calls) it raises the limit while the dependency's latency
+// holds and lowers it when latency rises ([Gradient2]) or calls are dropped ([AIMD]). The
+// limit settles near the concurrency the dependency serves without queueing.
+//
+// Use it where the dependency's capacity is unknown or changes: it is shared, it autoscales,
+// its load depends on other clients. Where the right number is known (a pool of 10
+// connections), a fixed bulkhead is simpler; to cap calls per second, use a rate limiter.
+//
+// The call path takes no lock and allocates nothing: a compare-and-swap on the count in
+// flight, two reads of the processor's tick counter, and plain adds to per-thread counters.
+// A rejection reads no clock.
 package adaptivelimit

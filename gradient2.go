@@ -31,7 +31,7 @@ func newGradient2(c Config) *gradient2 {
 	}
 }
 
-func (g *gradient2) next(w window, d *Decision) int {
+func (g *gradient2) next(w window, d Decision) Decision {
 	short := w.meanLatency
 	long := g.long.add(short)
 	d.LongLatency = time.Duration(long)
@@ -43,14 +43,16 @@ func (g *gradient2) next(w window, d *Decision) int {
 	// With fewer than half the slots in use, latency says nothing about the limit.
 	if float64(w.maxInFlight) < g.estimate/2 {
 		d.AppLimited = true
-		return int(g.estimate)
+		d.LimitAfter = int(g.estimate)
+		return d
 	}
 	gradient := clamp(g.tolerance*ratio(long, short), 0.5, 1)
 	n := g.estimate*gradient + g.queueSize
 	n = g.estimate*(1-g.smoothing) + n*g.smoothing
 	g.estimate = clamp(n, g.minLimit, g.maxLimit)
 	d.Gradient = gradient
-	return int(g.estimate)
+	d.LimitAfter = int(g.estimate)
+	return d
 }
 
 // longLatency is the long-term average as it stands, decay included.

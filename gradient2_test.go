@@ -25,7 +25,7 @@ func TestGradient2ClosedForms(t *testing.T) {
 	t.Run("steady latency grows 0.8 a window up to maxLimit", func(t *testing.T) {
 		g := gradient2For(Config{MaxLimit: 100})
 		for k := 1; k <= 200; k++ {
-			got := g.next(window{meanLatency: 10e6, maxInFlight: 1000}, &Decision{})
+			got := g.next(window{meanLatency: 10e6, maxInFlight: 1000}, Decision{}).LimitAfter
 			want := min(int(20+0.8*float64(k)+1e-9), 100)
 			require.Equal(t, want, got, "window %d", k)
 		}
@@ -33,12 +33,12 @@ func TestGradient2ClosedForms(t *testing.T) {
 	t.Run("latency at 4x the long-term average decays to 2 x queueSize", func(t *testing.T) {
 		g := gradient2For(Config{InitialLimit: 100})
 		for range 10 { // the long-term average learns 10 ms
-			g.next(window{meanLatency: 10e6, maxInFlight: 1000}, &Decision{})
+			g.next(window{meanLatency: 10e6, maxInFlight: 1000}, Decision{})
 		}
 		est := g.estimate
 		for k := 1; k <= 60; k++ {
-			var d Decision
-			got := g.next(window{meanLatency: 1e9, maxInFlight: 1000}, &d)
+			d := g.next(window{meanLatency: 1e9, maxInFlight: 1000}, Decision{})
+			got := d.LimitAfter
 			est = 0.9*est + 0.8
 			require.Equal(t, int(est), got, "window %d", k)
 			require.Equal(t, 0.5, d.Gradient)
@@ -48,8 +48,8 @@ func TestGradient2ClosedForms(t *testing.T) {
 	t.Run("app-limited windows keep the limit", func(t *testing.T) {
 		g := gradient2For(Config{InitialLimit: 50})
 		for k := 1; k <= 100; k++ {
-			var d Decision
-			got := g.next(window{meanLatency: float64(k) * 1e6, maxInFlight: 24}, &d)
+			d := g.next(window{meanLatency: float64(k) * 1e6, maxInFlight: 24}, Decision{})
+			got := d.LimitAfter
 			require.Equal(t, 50, got)
 			require.True(t, d.AppLimited)
 		}
@@ -134,7 +134,7 @@ func TestGradient2Trajectories(t *testing.T) {
 				for k := range 2000 {
 					latency, inFlight := profile(k, r)
 					want := oracle.next(latency, inFlight)
-					got := g.next(window{meanLatency: latency, maxInFlight: inFlight}, &Decision{})
+					got := g.next(window{meanLatency: latency, maxInFlight: inFlight}, Decision{}).LimitAfter
 					require.Equal(t, want, got, "window %d: latency %v, in flight %d", k, latency, inFlight)
 					require.InDelta(t, oracle.longValue, float64(g.longLatency()), 1, "window %d", k)
 				}
@@ -148,7 +148,7 @@ func TestGradient2OverloadThenRecovery(t *testing.T) {
 	run := func(windows int, latency time.Duration) int {
 		var limit int
 		for range windows {
-			limit = g.next(window{meanLatency: float64(latency), maxInFlight: 1000}, &Decision{})
+			limit = g.next(window{meanLatency: float64(latency), maxInFlight: 1000}, Decision{}).LimitAfter
 		}
 		return limit
 	}
@@ -165,15 +165,15 @@ func TestGradient2OverloadThenRecovery(t *testing.T) {
 func TestGradient2ZeroLatency(t *testing.T) {
 	for _, first := range []float64{0, 5e6} {
 		g := gradient2For(Config{MaxLimit: 30})
-		g.next(window{meanLatency: first, maxInFlight: 1000}, &Decision{})
+		g.next(window{meanLatency: first, maxInFlight: 1000}, Decision{})
 		for k := range 100 {
-			var d Decision
-			got := g.next(window{meanLatency: 0, maxInFlight: 1000}, &d)
+			d := g.next(window{meanLatency: 0, maxInFlight: 1000}, Decision{})
+			got := d.LimitAfter
 			require.False(t, math.IsNaN(g.estimate), "window %d", k)
 			require.GreaterOrEqual(t, got, 1)
 			require.LessOrEqual(t, got, 30)
 			require.Equal(t, 1.0, d.Gradient)
 		}
-		require.Equal(t, 30, g.next(window{maxInFlight: 1000}, &Decision{}))
+		require.Equal(t, 30, g.next(window{maxInFlight: 1000}, Decision{}).LimitAfter)
 	}
 }

@@ -45,7 +45,9 @@ func newStripes() stripes {
 }
 
 // sample adds one sample to the calling thread's stripe.
-func (ss *stripes) sample(latency, drop, peak uint64) { addSample(&ss.s[0], ss.mask, latency, drop, peak) }
+func (ss *stripes) sample(latency, drop, peak uint64) {
+	addSample(&ss.s[0], ss.mask, latency, drop, peak)
+}
 
 // reject counts one rejection on the calling thread's stripe.
 func (ss *stripes) reject() { addRejection(&ss.s[0], ss.mask) }

@@ -51,7 +51,7 @@ func (l *Limiter) closeWindow(now int64) {
 		MaxInFlight: w.maxInFlight,
 		LimitBefore: l.Limit(),
 	}
-	d.LimitAfter = l.algorithm.next(w, &d)
+	d = l.algorithm.next(w, d)
 	l.slots.limit.Store(int64(d.LimitAfter))
 	l.window.id.Store(id + 1)
 	l.window.end.Store(now + l.windowUnits)

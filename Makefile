@@ -1,0 +1,39 @@
+# adaptivelimit: make test runs everything CI runs.
+GO ?= go
+QEMU_ARM64 ?= qemu-aarch64
+CORE := ./ ./internal/...
+MODULES := ./bench/... ./cmd/limitsim/...
+
+.PHONY: test vet test-amd64 test-purego test-arm64 test-modules demo bench bench-check perf-baseline qemu
+
+test: vet test-amd64 test-purego test-arm64 test-modules
+
+vet:
+	@files=$$(gofmt -l .); if [ -n "$$files" ]; then echo "gofmt needed: $$files"; exit 1; fi
+	$(GO) vet $(CORE) $(MODULES)
+	GOARCH=arm64 $(GO) vet $(CORE) $(MODULES)
+	$(GO) vet -tags purego $(CORE)
+
+# The assembly and the generic code run the same tests, natively and under the race detector.
+test-amd64:
+	$(GO) test -race -count=1 $(CORE)
+
+test-purego:
+	$(GO) test -race -count=1 -tags purego $(CORE)
+
+# arm64's assembly runs under qemu-user (installed by .ci/run, or: make qemu).
+test-arm64:
+	GOARCH=arm64 $(GO) test -count=1 -exec $(QEMU_ARM64) $(CORE)
+	GOARCH=arm64 $(GO) test -count=1 -tags purego -exec $(QEMU_ARM64) $(CORE)
+
+test-modules:
+	$(GO) test -race -count=1 $(MODULES)
+
+qemu:
+	command -v $(QEMU_ARM64) >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-user)
+
+demo:
+	$(GO) run ./cmd/limitsim
+
+bench bench-check perf-baseline:
+	$(MAKE) -C bench $@

@@ -1,0 +1,97 @@
+package adaptivelimit
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := Config{}.resolved()
+	require.NoError(t, err)
+	require.Equal(t, DefaultName, c.Name)
+	require.Equal(t, Gradient2, c.Algorithm)
+	require.Equal(t, 20, c.InitialLimit)
+	require.Equal(t, 1, c.MinLimit)
+	require.Equal(t, 200, c.MaxLimit)
+	require.Equal(t, time.Second, c.Window)
+	require.Equal(t, 10, c.MinWindowSamples)
+	require.Equal(t, 0.2, c.Smoothing)
+	require.Equal(t, 1.5, c.RTTTolerance)
+	require.Equal(t, 600, c.LongWindow)
+	require.Equal(t, 4, c.QueueSize)
+	require.Equal(t, 0.9, c.BackoffRatio)
+	require.NotNil(t, c.DropOn)
+	require.NotNil(t, c.Clock)
+}
+
+// An unset InitialLimit follows the bounds it is given; a set one must lie within them.
+func TestInitialLimitDefaultFollowsBounds(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want int
+	}{
+		{Config{MaxLimit: 10}, 10},
+		{Config{MinLimit: 50}, 50},
+		{Config{MinLimit: 5, MaxLimit: 100}, 20},
+	} {
+		c, err := tc.c.resolved()
+		require.NoError(t, err)
+		require.Equal(t, tc.want, c.InitialLimit)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	cases := []struct {
+		c        Config
+		code     string
+		sentinel error
+		message  string
+	}{
+		{Config{MinLimit: -1}, CodeBoundBelowOne, ErrBoundBelowOne, `R4C-ATR-003: adaptive limit "orders": minLimit = -1: a limit bound must be at least 1`},
+		{Config{MaxLimit: -5}, CodeBoundBelowOne, ErrBoundBelowOne, "maxLimit = -5: a limit bound must be at least 1"},
+		{Config{InitialLimit: -2}, CodeBoundBelowOne, ErrBoundBelowOne, "initialLimit = -2: a limit bound must be at least 1"},
+		{Config{MinLimit: 10, MaxLimit: 5}, CodeOutOfRange, ErrOutOfRange, "minLimit = 10: must not exceed maxLimit (5)"},
+		{Config{MinLimit: 300}, CodeOutOfRange, ErrOutOfRange, "minLimit = 300: must not exceed maxLimit (200)"},
+		{Config{InitialLimit: 500}, CodeOutOfRange, ErrOutOfRange, "initialLimit = 500: must lie in [minLimit, maxLimit] = [1, 200]"},
+		{Config{InitialLimit: 3, MinLimit: 4}, CodeOutOfRange, ErrOutOfRange, "initialLimit = 3: must lie in [minLimit, maxLimit] = [4, 200]"},
+		{Config{Window: time.Microsecond}, CodeOutOfRange, ErrOutOfRange, "window = 1µs: must lie in [1ms, 1h]"},
+		{Config{Window: 2 * time.Hour}, CodeOutOfRange, ErrOutOfRange, "window = 2h0m0s: must lie in [1ms, 1h]"},
+		{Config{Window: -time.Second}, CodeOutOfRange, ErrOutOfRange, "window = -1s"},
+		{Config{MinWindowSamples: -1}, CodeInvalidTuning, ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": minWindowSamples = -1: must be at least 1`},
+		{Config{LongWindow: -600}, CodeInvalidTuning, ErrInvalidTuning, "longWindow = -600: must be at least 1"},
+		{Config{QueueSize: -4}, CodeInvalidTuning, ErrInvalidTuning, "queueSize = -4: must be at least 1"},
+		{Config{Smoothing: 1.5}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = 1.5: must lie in (0, 1] and be finite"},
+		{Config{Smoothing: -0.1}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = -0.1"},
+		{Config{Smoothing: math.NaN()}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = NaN"},
+		{Config{RTTTolerance: 0.5}, CodeInvalidTuning, ErrInvalidTuning, "rttTolerance = 0.5: must be at least 1 and be finite"},
+		{Config{RTTTolerance: math.Inf(1)}, CodeInvalidTuning, ErrInvalidTuning, "rttTolerance = +Inf"},
+		{Config{RTTTolerance: math.NaN()}, CodeInvalidTuning, ErrInvalidTuning, "rttTolerance = NaN"},
+		{Config{BackoffRatio: 1}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = 1: must lie in [0.5, 1) and be finite"},
+		{Config{BackoffRatio: 0.4}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = 0.4"},
+		{Config{BackoffRatio: math.Inf(-1)}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = -Inf"},
+		{Config{Algorithm: 7}, CodeInvalidTuning, ErrInvalidTuning, "algorithm = Algorithm(7): must be gradient2 or aimd"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.message, func(t *testing.T) {
+			tc.c.Name = "orders"
+			l, err := New(tc.c)
+			require.Nil(t, l)
+			require.ErrorIs(t, err, tc.sentinel)
+			var ce *ConfigError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, tc.code, ce.Code())
+			require.Contains(t, err.Error(), tc.message)
+			require.Contains(t, err.Error(), tc.code)
+			require.Equal(t, "orders", ce.Instance)
+		})
+	}
+}
+
+func TestAlgorithmString(t *testing.T) {
+	require.Equal(t, "gradient2", Gradient2.String())
+	require.Equal(t, "aimd", AIMD.String())
+	require.Equal(t, "default", AlgorithmDefault.String())
+}

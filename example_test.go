@@ -1,0 +1,101 @@
+package adaptivelimit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+func backendSearch(query string) (string, error) { return "results for " + query, nil }
+
+// Wrap each call to a dependency with Acquire and Done. A full limit rejects at once.
+func Example() {
+	limiter, err := adaptivelimit.New(adaptivelimit.Config{Name: "search"})
+	if err != nil {
+		panic(err)
+	}
+	search := func(query string) (string, error) {
+		permit, err := limiter.Acquire()
+		if err != nil {
+			return "", err // the limit is full: fail fast, do not queue
+		}
+		result, err := backendSearch(query)
+		permit.Done(err) // nil: a latency sample; a timeout: a drop; other errors: no sample
+		return result, err
+	}
+	fmt.Println(search("go"))
+	// Output: results for go <nil>
+}
+
+// Do runs a function inside the limit, and frees the slot even if the function panics.
+func ExampleDo() {
+	limiter, _ := adaptivelimit.New(adaptivelimit.Config{Name: "orders"})
+	order, err := adaptivelimit.Do(context.Background(), limiter, func(ctx context.Context) (string, error) {
+		return "order 42 placed", nil
+	})
+	fmt.Println(order, err, limiter.InFlight())
+	// Output: order 42 placed <nil> 0
+}
+
+// On a ManualClock, latencies are what the clock says and windows end when it passes them,
+// so a test sees the same limits on every run.
+func ExampleManualClock() {
+	clock := adaptivelimit.NewManualClock()
+	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
+		Name: "orders-async", InitialLimit: 2, MinWindowSamples: 1, Clock: clock,
+	})
+	a, _ := limiter.Acquire() // pending: holds a slot
+	b, _ := limiter.Acquire() // pending: holds the other
+	_, err := limiter.Acquire()
+	fmt.Println(errors.Is(err, adaptivelimit.ErrLimitExceeded))
+
+	clock.Advance(time.Second) // the calls took 1 s; the window is over
+	a.Done(nil)                // ends the window
+	b.Done(nil)
+	s := limiter.Snapshot()
+	fmt.Println(s.Windows, s.WindowLatency)
+	// Output:
+	// true
+	// 1 1s
+}
+
+// AIMD backs off after a window with a drop: here a per-call timeout inside the limit.
+func ExampleConfig_aimd() {
+	clock := adaptivelimit.NewManualClock()
+	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
+		Name: "orders-aimd", Algorithm: adaptivelimit.AIMD, InitialLimit: 10, MinWindowSamples: 1, Clock: clock,
+		OnLimitChange: func(name string, d adaptivelimit.Decision) {
+			fmt.Printf("%s: %d -> %d (dropped: %t)\n", name, d.LimitBefore, d.LimitAfter, d.Dropped)
+		},
+	})
+	for _, outcome := range []error{context.DeadlineExceeded, nil} {
+		permits := make([]adaptivelimit.Permit, 6)
+		for i := range permits {
+			permits[i], _ = limiter.Acquire()
+		}
+		clock.Advance(time.Second)
+		permits[0].Done(outcome) // ends the window
+		for _, p := range permits[1:] {
+			p.Done(nil)
+		}
+	}
+	// Output:
+	// orders-aimd: 10 -> 9 (dropped: true)
+	// orders-aimd: 9 -> 10 (dropped: false)
+}
+
+// Configuration errors carry a code and name the key, the value and the rule.
+func ExampleConfigError() {
+	_, err := adaptivelimit.New(adaptivelimit.Config{Name: "orders", MinLimit: 10, MaxLimit: 5})
+	var ce *adaptivelimit.ConfigError
+	if errors.As(err, &ce) {
+		fmt.Println(ce.Code())
+	}
+	fmt.Println(err)
+	// Output:
+	// R4C-ATR-009
+	// R4C-ATR-009: adaptive limit "orders": minLimit = 10: must not exceed maxLimit (5)
+}

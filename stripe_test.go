@@ -1,0 +1,79 @@
+package adaptivelimit
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Each hot word sits alone on its cache line (or shares it on purpose, as the limit does the
+// in-flight count), and every stripe is exactly one line.
+func TestPadding(t *testing.T) {
+	require.Equal(t, cacheLineSize, unsafe.Sizeof(stripe{}))
+	require.Equal(t, uintptr(1)<<stripeShift, unsafe.Sizeof(stripe{}), "the assembly indexes stripes by shifting")
+
+	var l Limiter
+	inFlight := unsafe.Offsetof(l.slots) + unsafe.Offsetof(l.slots.inFlight)
+	limit := unsafe.Offsetof(l.slots) + unsafe.Offsetof(l.slots.limit)
+	end := unsafe.Offsetof(l.window) + unsafe.Offsetof(l.window.end)
+	id := unsafe.Offsetof(l.window) + unsafe.Offsetof(l.window.id)
+	readOnly := unsafe.Offsetof(l.stripes)
+	require.Equal(t, inFlight/cacheLineSize, limit/cacheLineSize, "limit shares the in-flight line")
+	require.Equal(t, end/cacheLineSize, id/cacheLineSize)
+	require.GreaterOrEqual(t, end-limit, cacheLineSize, "the window is a line away from the slots")
+	require.GreaterOrEqual(t, readOnly-id, cacheLineSize, "the read-only fields are a line away from the window")
+	require.GreaterOrEqual(t, inFlight, cacheLineSize, "nothing before the slots shares their line")
+
+	ss := newStripes()
+	require.Zero(t, uintptr(unsafe.Pointer(&ss.s[0]))%cacheLineSize, "stripes start on a line")
+	require.GreaterOrEqual(t, len(ss.s), 2*runtime.GOMAXPROCS(0))
+	require.Equal(t, uint64(len(ss.s)-1), ss.mask)
+}
+
+func TestStripeAdds(t *testing.T) {
+	ss := newStripes()
+	ss.sample(100, 0, peakMark(0, 3))
+	ss.sample(50, 1, peakMark(0, 7))
+	ss.sample(25, 0, peakMark(0, 5))
+	ss.reject()
+	got := ss.sum(0)
+	require.Equal(t, totals{latency: 175, samples: 3, drops: 1, rejected: 1, maxInFlight: 7}, got)
+
+	ss.sample(10, 0, peakMark(1, 2))
+	ss.sample(10, 0, peakMark(0, 9)) // a sample of the closed window: it cannot raise the new one
+	got = ss.sum(1)
+	require.Equal(t, uint64(5), got.samples)
+	require.Equal(t, uint64(2), got.maxInFlight)
+}
+
+// Many goroutines adding at once lose few samples and invent none: the adds are plain, and
+// only threads that hash to one stripe and race on it can lose one.
+func TestStripesConcurrent(t *testing.T) {
+	ss := newStripes()
+	const goroutines, each = 8, 20_000
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				ss.sample(1, uint64(i&1), peakMark(0, int64(g)))
+				ss.reject()
+			}
+		})
+	}
+	wg.Wait()
+	got := ss.sum(0)
+	require.LessOrEqual(t, got.samples, uint64(goroutines*each), "never invented")
+	require.Greater(t, got.samples, uint64(goroutines*each*9/10), "few lost")
+	require.LessOrEqual(t, got.rejected, uint64(goroutines*each))
+	require.LessOrEqual(t, got.drops, got.samples)
+	require.LessOrEqual(t, got.maxInFlight, uint64(goroutines-1))
+}
+
+func TestPeakMark(t *testing.T) {
+	require.Less(t, peakMark(1, 1<<40), peakMark(2, 0), "a newer window outranks any count of an older one")
+	require.Equal(t, uint64(peakMask), peakMark(0, 1<<40)&peakMask, "counts saturate")
+	require.Equal(t, uint64(5)<<32|9, peakMark(1<<32+5, 9), "window ids wrap")
+}
