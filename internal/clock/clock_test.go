@@ -4,25 +4,18 @@ import (
 	"testing"
 )
 
-func TestTicksAreMonotonic(t *testing.T) {
-	prev := Ticks()
-	for range 10_000 {
-		now := Ticks()
-		if now < prev {
-			t.Fatalf("Ticks went backwards: %d after %d", now, prev)
-		}
-		prev = now
-	}
-}
-
-func TestNanotimeIsMonotonic(t *testing.T) {
-	prev := Nanotime()
-	for range 10_000 {
-		now := Nanotime()
-		if now < prev {
-			t.Fatalf("Nanotime went backwards: %d after %d", now, prev)
-		}
-		prev = now
+func TestMonotonic(t *testing.T) {
+	for name, read := range map[string]func() int64{"Ticks": Ticks, "Nanotime": Nanotime} {
+		t.Run(name, func(t *testing.T) {
+			prev := read()
+			for range 10_000 {
+				now := read()
+				if now < prev {
+					t.Fatalf("%s went backwards: %d after %d", name, now, prev)
+				}
+				prev = now
+			}
+		})
 	}
 }
 
