@@ -13,6 +13,6 @@
 // connections), a fixed bulkhead is simpler; to cap calls per second, use a rate limiter.
 //
 // The call path takes no lock and allocates nothing: a compare-and-swap on the count in
-// flight, two reads of the processor's tick counter, and plain adds to per-thread counters.
-// A rejection reads no clock.
+// flight, two reads of the processor's tick counter, and plain adds to per-P counters. A
+// rejection reads no clock.
 package adaptivelimit

@@ -12,45 +12,55 @@ import (
 // (Apple's, Neoverse V2 prefetching pairs of lines) move lines two at a time.
 const cacheLineSize = unsafe.Sizeof(cpu.CacheLinePad{})
 
-// stripeShift is log2 of a stripe's size, the cache line, for the assembly's indexing.
-const stripeShift = 6 + cacheLineSize/128
-
-// stripe holds cumulative sample counters for the threads that hash to it. A completing call
-// adds to its own thread's stripe, so threads running at once seldom write the same line,
-// and never with a locked instruction in the assembly version; the window closer
-// reads every stripe and subtracts what it read the last time, so nothing is reset under a
-// writer. The counters wrap around, and differences of them stay right.
+// stripe holds one P's cumulative sample counters. A completing call adds to the stripe of
+// the P it runs on, so no two processors write the same line; the window closer reads every
+// stripe and subtracts what it read the last time, so nothing is reset under a writer. The
+// counters wrap around, and differences of them stay right.
 type stripe struct {
-	latency  uint64 // sum of latencies, in clock units
-	samples  uint64
-	drops    uint64
-	peak     uint64 // window id << 32 | the most calls in flight a sample saw in that window
-	rejected uint64
-	_        [cacheLineSize - 5*8]byte
+	latency uint64 // sum of latencies, in clock units
+	samples uint64
+	drops   uint64
+	peak    uint64 // window id << 32 | the most calls in flight a sample saw in that window
+	_       [cacheLineSize - 4*8]byte
 }
 
-// stripes are a power of two of stripes, at least two per processor so that the threads
-// running at one time seldom share one.
+// counter is a rejection counter with a line of its own.
+type counter struct {
+	n uint64
+	_ [cacheLineSize - 8]byte
+}
+
+// stripes are a power of two of sample stripes, one per P, and as many rejection counters.
 type stripes struct {
-	s    []stripe
-	mask uint64
+	s        []stripe
+	rejected []counter
+	mask     uintptr
+	shift    uintptr // 64 - log2(len): a multiplicative hash's top bits pick a counter
 }
 
 func newStripes() stripes {
-	n := 2
+	n, bits := 2, uintptr(1)
 	for n < 2*max(runtime.GOMAXPROCS(0), runtime.NumCPU()) {
-		n <<= 1
+		n, bits = n<<1, bits+1
 	}
-	return stripes{s: make([]stripe, n), mask: uint64(n - 1)}
+	return stripes{s: make([]stripe, n), rejected: make([]counter, n), mask: uintptr(n - 1), shift: 64 - bits}
 }
 
-// sample adds one sample to the calling thread's stripe.
+// The P id comes from the runtime, which keeps these links open for outside packages.
+// Between procPin and procUnpin the goroutine cannot be preempted or move to another P, so
+// its stripe has no other writer while GOMAXPROCS does not grow past the stripes.
+//
+//go:linkname procPin runtime.procPin
+func procPin() int
+
+//go:linkname procUnpin runtime.procUnpin
+func procUnpin()
+
+// sample adds one sample to the calling P's stripe.
 func (ss *stripes) sample(latency, drop, peak uint64) {
-	addSample(&ss.s[0], ss.mask, latency, drop, peak)
+	addSample(&ss.s[uintptr(procPin())&ss.mask], latency, drop, peak)
+	procUnpin()
 }
-
-// reject counts one rejection on the calling thread's stripe.
-func (ss *stripes) reject() { addRejection(&ss.s[0], ss.mask) }
 
 // totals are the stripes' counters summed.
 type totals struct {
@@ -66,10 +76,10 @@ func (ss *stripes) sum(id uint64) totals {
 		t.latency += atomic.LoadUint64(&s.latency)
 		t.samples += atomic.LoadUint64(&s.samples)
 		t.drops += atomic.LoadUint64(&s.drops)
-		t.rejected += atomic.LoadUint64(&s.rejected)
 		if p := atomic.LoadUint64(&s.peak); p>>32 == id&peakMask {
 			t.maxInFlight = max(t.maxInFlight, p&peakMask)
 		}
+		t.rejected += atomic.LoadUint64(&ss.rejected[i].n)
 	}
 	return t
 }

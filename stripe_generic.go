@@ -2,30 +2,11 @@
 
 package adaptivelimit
 
-import (
-	"sync/atomic"
-	"unsafe"
-)
+import "sync/atomic"
 
-// Without assembly the stripe is the P's, from runtime.procPin, and the adds are atomic:
-// plain adds would be a data race in Go. The runtime keeps these links open for outside
-// packages.
-//
-//go:linkname procPin runtime.procPin
-func procPin() int
-
-//go:linkname procUnpin runtime.procUnpin
-func procUnpin()
-
-func ownStripe(base *stripe, mask uint64) *stripe {
-	i := uint64(procPin()) & mask
-	procUnpin()
-	return (*stripe)(unsafe.Add(unsafe.Pointer(base), uintptr(i)*unsafe.Sizeof(stripe{})))
-}
-
-// addSample adds a sample to the calling P's stripe among those from base.
-func addSample(base *stripe, mask, latency, drop, peak uint64) {
-	s := ownStripe(base, mask)
+// addSample adds a sample to s, the calling P's stripe, with atomic adds: without assembly,
+// plain adds racing with the window closer's reads would be a data race in Go.
+func addSample(s *stripe, latency, drop, peak uint64) {
 	atomic.AddUint64(&s.latency, latency)
 	atomic.AddUint64(&s.samples, 1)
 	if drop != 0 {
@@ -39,5 +20,8 @@ func addSample(base *stripe, mask, latency, drop, peak uint64) {
 	}
 }
 
-// addRejection adds a rejection to the calling P's stripe among those from base.
-func addRejection(base *stripe, mask uint64) { atomic.AddUint64(&ownStripe(base, mask).rejected, 1) }
+// reject counts a rejection on the calling P's counter, atomically.
+func (ss *stripes) reject() {
+	atomic.AddUint64(&ss.rejected[uintptr(procPin())&ss.mask].n, 1)
+	procUnpin()
+}

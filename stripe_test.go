@@ -13,7 +13,7 @@ import (
 // in-flight count), and every stripe is exactly one line.
 func TestPadding(t *testing.T) {
 	require.Equal(t, cacheLineSize, unsafe.Sizeof(stripe{}))
-	require.Equal(t, uintptr(1)<<stripeShift, unsafe.Sizeof(stripe{}), "the assembly indexes stripes by shifting")
+	require.Equal(t, cacheLineSize, unsafe.Sizeof(counter{}))
 
 	var l Limiter
 	inFlight := unsafe.Offsetof(l.slots) + unsafe.Offsetof(l.slots.inFlight)
@@ -29,8 +29,11 @@ func TestPadding(t *testing.T) {
 
 	ss := newStripes()
 	require.Zero(t, uintptr(unsafe.Pointer(&ss.s[0]))%cacheLineSize, "stripes start on a line")
+	require.Zero(t, uintptr(unsafe.Pointer(&ss.rejected[0]))%cacheLineSize, "counters start on a line")
 	require.GreaterOrEqual(t, len(ss.s), 2*runtime.GOMAXPROCS(0))
-	require.Equal(t, uint64(len(ss.s)-1), ss.mask)
+	require.Len(t, ss.rejected, len(ss.s))
+	require.Equal(t, uintptr(len(ss.s)-1), ss.mask)
+	require.Equal(t, uintptr(len(ss.s)), uintptr(1)<<(64-ss.shift))
 }
 
 func TestStripeAdds(t *testing.T) {
