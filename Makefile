@@ -26,8 +26,10 @@ test-arm64:
 	GOARCH=arm64 $(GO) test -count=1 -exec $(QEMU_ARM64) $(CORE)
 	GOARCH=arm64 $(GO) test -count=1 -tags purego -exec $(QEMU_ARM64) $(CORE)
 
+# The other modules' tests, and one quick pass of every benchmark so that none rots.
 test-modules:
 	$(GO) test -race -count=1 $(MODULES)
+	$(GO) test -run='^$$' -bench=. -benchtime=100x -cpu=1,2 ./bench
 
 qemu:
 	command -v $(QEMU_ARM64) >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-user)

@@ -1,6 +1,10 @@
 package adaptivelimit
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/resilience4cata/adaptivelimit/internal/clock"
+)
 
 // Limiter caps how many calls run at once, and moves the cap after every window: up while
 // latency holds, down when it rises or calls are dropped. A full limiter rejects at once.
@@ -95,7 +99,12 @@ func (l *Limiter) acquireUnenforced() Permit {
 
 func (l *Limiter) permit(inFlight int64) Permit {
 	p := Permit{l: l, inFlight: inFlight}
-	if l.timed {
+	if !l.timed {
+		return p
+	}
+	if l.src.kind == sourceTicks {
+		p.start = clock.Ticks() // the default clock, without the call to now
+	} else {
 		p.start = l.src.now()
 	}
 	return p
@@ -111,7 +120,12 @@ func (l *Limiter) finish(p Permit, sample, drop bool) {
 	if !sample {
 		return
 	}
-	now := l.src.now()
+	var now int64
+	if l.src.kind == sourceTicks {
+		now = clock.Ticks() // the default clock, without the call to now
+	} else {
+		now = l.src.now()
+	}
 	var latency uint64
 	if l.timed && now > p.start { // ticks of two processors may disagree by a few
 		latency = uint64(now - p.start)

@@ -1,19 +1,15 @@
 package adaptivelimit
 
-import (
-	"sync/atomic"
-
-	"golang.org/x/sys/cpu"
-)
+import "sync/atomic"
 
 // slots counts the calls in flight against the limit. Every call writes the count, so it is
 // padded away from everything else; the limit shares its line because Acquire reads both
 // and one line then serves both, while the limit itself changes at most once a window.
 type slots struct {
-	_        cpu.CacheLinePad
+	_        pad
 	inFlight atomic.Int64
 	limit    atomic.Int64
-	_        cpu.CacheLinePad
+	_        pad
 }
 
 // tryAcquire takes a slot if fewer than the limit are held and returns the count in flight

@@ -8,9 +8,13 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// cacheLineSize is the padding unit: 64 bytes on amd64, 128 on arm64, where some cores
-// (Apple's, Neoverse V2 prefetching pairs of lines) move lines two at a time.
-const cacheLineSize = unsafe.Sizeof(cpu.CacheLinePad{})
+// cacheLineSize is the padding unit: 128 bytes, or the line where it is longer (s390x).
+// Lines are 64 bytes on most processors, but Intel's adjacent-line prefetcher, and some Arm
+// cores, move them in aligned pairs, so two hot words 64 bytes apart still contend.
+const cacheLineSize = max(128, unsafe.Sizeof(cpu.CacheLinePad{}))
+
+// pad keeps what follows it off the cache lines of what precedes it.
+type pad [cacheLineSize]byte
 
 // stripe holds one P's cumulative sample counters. A completing call adds to the stripe of
 // the P it runs on, so no two processors write the same line; the window closer reads every

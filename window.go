@@ -3,17 +3,15 @@ package adaptivelimit
 import (
 	"sync/atomic"
 	"time"
-
-	"golang.org/x/sys/cpu"
 )
 
 // windowState is read by every completing call and written once a window, so it has a line
 // of its own, away from the in-flight count that every call writes.
 type windowState struct {
-	_   cpu.CacheLinePad
+	_   pad
 	end atomic.Int64  // clock units: the first completion at or after it may close the window
 	id  atomic.Uint64 // windows closed so far
-	_   cpu.CacheLinePad
+	_   pad
 }
 
 // closeWindow ends the window if it is over and holds enough samples, and recomputes the

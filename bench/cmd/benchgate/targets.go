@@ -1,0 +1,75 @@
+package main
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// readsOf is how many times each algorithm reads the clock per admitted call: Gradient2 times
+// the call; AIMD uses no latency and reads the clock only to find the window's end.
+var readsOf = map[string]int{"gradient2": 2, "aimd": 1}
+
+// timedClocks are the clocks with a floor of their own.
+var timedClocks = []string{"ticks", "nanotime"}
+
+// zeroAllocFamilies are the calls that must not allocate, at any GOMAXPROCS.
+var zeroAllocFamilies = []string{"Admit/", "Reject/impl=adaptivelimit", "WindowClose/"}
+
+// targets lists the gate's targets (see README.md), with par the GOMAXPROCS of the parallel
+// figures. The allocation targets cover every matching benchmark present in s.
+func targets(par int, s series) []target {
+	var ts []target
+	for _, c := range timedClocks {
+		ts = append(ts, ratio(admit("gradient2", c), floorOf(c, readsOf["gradient2"]), 1, true, 1.10))
+	}
+	ts = append(ts,
+		ratio(admit("gradient2", "default"), floorOf("nanotime", 2), 1, true, 0.75),
+		target{unit: "sec/op", num: key{"Reject/impl=adaptivelimit", 1}, atMost: true, bound: 2.5},
+	)
+	for _, alg := range []string{"gradient2", "aimd"} {
+		for _, c := range timedClocks {
+			ts = append(ts, ratio(admit(alg, c), floorOf(c, readsOf[alg]), par, true, 1.0))
+		}
+	}
+	ts = append(ts, allocTargets(s)...)
+	return append(ts,
+		ratio(peer("failsafe"), admit("gradient2", "default"), 1, false, 5),
+		ratio(peer("failsafe"), admit("gradient2", "default"), par, false, 3),
+	)
+}
+
+func allocTargets(s series) []target {
+	var ts []target
+	for _, family := range zeroAllocFamilies {
+		var keys []key
+		for k := range s {
+			if strings.HasPrefix(k.name, family) {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			keys = append(keys, key{family + "*", 1}) // reported as missing
+		}
+		slices.SortFunc(keys, func(a, b key) int {
+			return strings.Compare(a.String(), b.String())
+		})
+		for _, k := range keys {
+			ts = append(ts, target{unit: "allocs/op", num: k, atMost: true, bound: 0})
+		}
+	}
+	return ts
+}
+
+// ratio compares the median times of two benchmarks at the same GOMAXPROCS.
+func ratio(num, den string, procs int, atMost bool, bound float64) target {
+	return target{unit: "sec/op", num: key{num, procs}, den: key{den, procs}, atMost: atMost, bound: bound}
+}
+
+func admit(alg, clock string) string { return "Admit/alg=" + alg + "/clock=" + clock }
+
+func floorOf(clock string, reads int) string {
+	return "Floor/clock=" + clock + "/reads=" + strconv.Itoa(reads)
+}
+
+func peer(name string) string { return "Peer/peer=" + name }
