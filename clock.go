@@ -103,8 +103,6 @@ func newSource(c Clock) source {
 	return source{kind: sourceOther, clock: c, nanosPerUnit: 1}
 }
 
-// now reads the clock. The call path reads the tick counter itself, with one call less
-// (now is too large to inline); see Limiter.permit and Limiter.finish.
 func (s *source) now() int64 {
 	switch s.kind {
 	case sourceTicks:

@@ -1,10 +1,6 @@
 package adaptivelimit
 
-import (
-	"sync/atomic"
-
-	"github.com/resilience4cata/adaptivelimit/internal/clock"
-)
+import "sync/atomic"
 
 // Limiter caps how many calls run at once, and moves the cap after every window: up while
 // latency holds, down when it rises or calls are dropped. A full limiter rejects at once.
@@ -99,12 +95,7 @@ func (l *Limiter) acquireUnenforced() Permit {
 
 func (l *Limiter) permit(inFlight int64) Permit {
 	p := Permit{l: l, inFlight: inFlight}
-	if !l.timed {
-		return p
-	}
-	if l.src.kind == sourceTicks {
-		p.start = clock.Ticks() // the default clock, without the call to now
-	} else {
+	if l.timed {
 		p.start = l.src.now()
 	}
 	return p
@@ -116,16 +107,12 @@ func (l *Limiter) finish(p Permit, sample, drop bool) {
 	if l.mode == disabled {
 		return
 	}
-	l.slots.release()
 	if !sample {
+		l.slots.release()
 		return
 	}
-	var now int64
-	if l.src.kind == sourceTicks {
-		now = clock.Ticks() // the default clock, without the call to now
-	} else {
-		now = l.src.now()
-	}
+	now := l.src.now()
+	l.slots.release()
 	var latency uint64
 	if l.timed && now > p.start { // ticks of two processors may disagree by a few
 		latency = uint64(now - p.start)
