@@ -1,0 +1,59 @@
+package main
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// Each source and the profile draw from their own PCG stream of the run's
+// seed, so that a source's calls do not depend on what other sources or the
+// policy did: every policy sees the same calls in open loop.
+const (
+	streamProfile     = 1
+	streamFirstSource = 1000
+)
+
+// source sends calls: an open-loop Poisson stream, or one closed-loop user who
+// thinks between the answer to one call and the next call.
+type source struct {
+	rng    *rand.Rand
+	client int32 // the client, and so the limiter, its calls go through
+
+	meanGapNs float64 // open loop: mean time between arrivals
+	thinkNs   float64 // closed loop: mean think time; 0 in open loop
+
+	serviceMu, serviceSigma float64 // lognormal service time, in ln(ns)
+}
+
+func newSource(seed uint64, index int, client int32, sc *scenario) *source {
+	s := &source{
+		rng:          rand.New(rand.NewPCG(seed, streamFirstSource+uint64(index))),
+		client:       client,
+		serviceSigma: sc.serviceSigma,
+	}
+	// A lognormal with mean m and shape sigma has mu = ln(m) - sigma²/2.
+	s.serviceMu = math.Log(float64(sc.serviceMean)) - sc.serviceSigma*sc.serviceSigma/2
+	if sc.users > 0 {
+		s.thinkNs = float64(sc.think)
+	} else {
+		perClient := sc.offeredRate() / float64(sc.clients)
+		s.meanGapNs = 1e9 / perClient
+	}
+	return s
+}
+
+func (s *source) closedLoop() bool { return s.thinkNs > 0 }
+
+// serviceTime draws the time a server needs for the next call.
+func (s *source) serviceTime() int64 {
+	return int64(math.Exp(s.serviceMu + s.serviceSigma*s.rng.NormFloat64()))
+}
+
+// gap draws the time from now to this source's next call: the next Poisson
+// arrival in open loop, a think time in closed loop.
+func (s *source) gap() int64 {
+	if s.closedLoop() {
+		return 1 + int64(s.rng.ExpFloat64()*s.thinkNs)
+	}
+	return 1 + int64(s.rng.ExpFloat64()*s.meanGapNs)
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlagsRejectsBadValues(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // in the error
+	}{
+		{[]string{"-scenario", "bogus"}, `unknown scenario "bogus"`},
+		{[]string{"-profile", "sine"}, `-profile "sine"`},
+		{[]string{"-load", "0"}, "-load 0"},
+		{[]string{"-load", "-1"}, "-load -1"},
+		{[]string{"-load", "abc"}, "invalid value"},
+		{[]string{"-load", "NaN"}, "-load NaN"},
+		{[]string{"-load", "1e9"}, "-load 1e+09"},
+		{[]string{"-servers", "1"}, "-servers 1"},
+		{[]string{"-servers", "100000"}, "-servers 100000"},
+		{[]string{"-clients", "0"}, "-clients 0"},
+		{[]string{"-duration", "0s"}, "-duration 0s"},
+		{[]string{"-duration", "-5s"}, "-duration -5s"},
+		{[]string{"-duration", "5s"}, "at least 10 windows"},
+		{[]string{"-duration", "forever"}, "invalid value"},
+		{[]string{"-window", "0s"}, "-window 0s"},
+		{[]string{"-window", "2h"}, "-window 2h0m0s"},
+		{[]string{"-timeout", "0s"}, "-timeout 0s"},
+		{[]string{"-timeout", "1m"}, "at most 10s"},
+		{[]string{"-timeout", "10s", "-servers", "10000", "-duration", "1m"}, "alive at once"},
+		{[]string{"-low", "0"}, "-low 0"},
+		{[]string{"-high", "-3"}, "-high -3"},
+		{[]string{"-users", "0"}, "-users 0"},
+		{[]string{"-users", "10", "-think", "-1s"}, "-think -1s"},
+		{[]string{"-policies", ""}, "name at least one"},
+		{[]string{"-policies", "gradient2,vegas"}, `unknown policy "vegas"`},
+		{[]string{"-policies", "aimd,aimd"}, "listed twice"},
+		{[]string{"-seed", "-1"}, "invalid value"},
+		{[]string{"-out", "chart.gif"}, ".svg, .png or .pdf"},
+		{[]string{"-duration", "24h", "-servers", "10000"}, "would offer"},
+		{[]string{"-real", "-scenario", "closed"}, "open-loop arrivals only"},
+		{[]string{"-real", "-servers", "1000"}, "more than loopback takes"},
+		{[]string{"-real", "-duration", "1h"}, "at most 10m0s"},
+		{[]string{"-nosuchflag"}, "not defined"},
+		{[]string{"step"}, `unexpected argument "step"`},
+	}
+	for _, tt := range tests {
+		_, err := parseFlags(tt.args, &bytes.Buffer{})
+		if err == nil {
+			t.Errorf("%q: no error", tt.args)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: error %q, want it to contain %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestBadFlagExitsWithUsageError(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-load", "-2"}, &stdout, &stderr); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	if got := stderr.String(); !strings.HasPrefix(got, "limitsim: -load -2") {
+		t.Errorf("stderr %q", got)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout %q, want nothing", stdout.String())
+	}
+}
+
+func TestHelpExitsZero(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	if !strings.Contains(stderr.String(), "-scenario") {
+		t.Errorf("usage does not list -scenario: %q", stderr.String())
+	}
+}
+
+func TestParseFlagsAppliesFlagsOverThePreset(t *testing.T) {
+	opts, err := parseFlags([]string{"-scenario", "fleet", "-seed", "9", "-clients", "3", "-policies", "aimd, none", "-window", "500ms"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := opts.sc
+	if sc.servers != 100 || sc.clients != 3 || sc.seed != 9 || sc.window != 500*time.Millisecond {
+		t.Errorf("got servers %d, clients %d, seed %d, window %s", sc.servers, sc.clients, sc.seed, sc.window)
+	}
+	if len(sc.policies) != 2 || sc.policies[0].kind != "aimd" || sc.policies[1].kind != "none" {
+		t.Errorf("policies %+v", sc.policies)
+	}
+}
+
+func TestClosedLoopUsersFollowLoad(t *testing.T) {
+	opts, err := parseFlags([]string{"-scenario", "closed", "-load", "1"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50 servers at 10 ms, users thinking 40 ms: each sends one call per 50 ms at most.
+	if opts.sc.users != 250 {
+		t.Errorf("users %d, want 250", opts.sc.users)
+	}
+}
+
+func TestRealScalesTheScenarioDown(t *testing.T) {
+	opts, err := parseFlags([]string{"-real"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := opts.sc
+	if !sc.real || sc.servers != 20 || sc.low != 8 || sc.high != 60 || sc.duration != 30*time.Second {
+		t.Errorf("got real %v, servers %d, low %d, high %d, duration %s", sc.real, sc.servers, sc.low, sc.high, sc.duration)
+	}
+}

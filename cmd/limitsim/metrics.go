@@ -1,0 +1,104 @@
+package main
+
+// clientStats counts one client's calls.
+type clientStats struct {
+	offered   int64 // calls the client tried to send
+	rejected  int64 // refused by its policy
+	completed int64 // answered in time: the goodput
+	timeouts  int64 // admitted, then given up at the deadline
+}
+
+// sample is the state of one policy's run over one window of time.
+type sample struct {
+	at       int64   // end of the window
+	servers  int     // capacity at the end of the window
+	limit    int     // sum of the clients' limits; unlimited for no limit
+	inFlight int     // calls admitted and not yet answered, summed over clients
+	p99      int64   // p99 latency of the calls answered in the window, 0 if none
+	goodput  float64 // calls answered in time per second
+}
+
+// result is what one policy's run measured.
+type result struct {
+	policy   policy
+	clients  []clientStats
+	latency  histogram // every admitted call, a timed-out one at its timeout
+	timeline []sample
+	leaked   int // calls still holding a slot after the run drained
+}
+
+func (r *result) total() clientStats {
+	var t clientStats
+	for _, c := range r.clients {
+		t.offered += c.offered
+		t.rejected += c.rejected
+		t.completed += c.completed
+		t.timeouts += c.timeouts
+	}
+	return t
+}
+
+// jain is Jain's fairness index over the clients' goodput: 1 when they all got
+// the same, 1/n when one got everything.
+func (r *result) jain() float64 {
+	sum, squares := 0.0, 0.0
+	for _, c := range r.clients {
+		x := float64(c.completed)
+		sum += x
+		squares += x * x
+	}
+	if squares == 0 {
+		return 0
+	}
+	return sum * sum / (float64(len(r.clients)) * squares)
+}
+
+// recorder counts calls into a result and cuts the timeline into windows. The
+// simulation uses it from one goroutine; the real mode guards it with a mutex.
+type recorder struct {
+	res      *result
+	window   histogram // latencies answered since the last sample
+	answered int64     // in time, since the last sample
+}
+
+func newRecorder(p policy, clients int) *recorder {
+	return &recorder{res: &result{policy: p, clients: make([]clientStats, clients)}}
+}
+
+func (r *recorder) offer(client int32)  { r.res.clients[client].offered++ }
+func (r *recorder) reject(client int32) { r.res.clients[client].rejected++ }
+
+// answer records an admitted call's end: in time, or at its timeout.
+func (r *recorder) answer(client int32, latency int64, inTime bool) {
+	r.res.latency.record(latency)
+	r.window.record(latency)
+	if inTime {
+		r.res.clients[client].completed++
+		r.answered++
+	} else {
+		r.res.clients[client].timeouts++
+	}
+}
+
+// sample closes the window that ends at now.
+func (r *recorder) sample(now int64, servers int, gates []gate, window float64) {
+	limit, inFlight := 0, 0
+	for _, g := range gates {
+		if l := g.limit(); l == unlimited || limit == unlimited {
+			limit = unlimited
+		} else {
+			limit += l
+		}
+		inFlight += g.inFlight()
+	}
+	r.res.timeline = append(r.res.timeline, sample{
+		at:       now,
+		servers:  servers,
+		limit:    limit,
+		inFlight: inFlight,
+		p99:      r.window.quantile(0.99),
+		goodput:  float64(r.answered) / window,
+	})
+	r.window.reset()
+	r.answered = 0
+}

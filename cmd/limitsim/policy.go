@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+// gate decides whether a client sends a call: the library's limiter, or a
+// plain counter for the fixed bulkheads and for no limit at all.
+type gate interface {
+	acquire() (adaptivelimit.Permit, bool)
+	release(p adaptivelimit.Permit, err error)
+	limit() int // unlimited for no limit
+	inFlight() int
+}
+
+const unlimited = math.MaxInt
+
+// policyKind names the policies, in the order the report lists them.
+var policyKinds = []string{"gradient2", "aimd", "low", "high", "none"}
+
+// policy is one way of limiting a client's calls, with the label the table
+// and the charts show.
+type policy struct {
+	kind  string
+	label string
+	fixed int // the bulkhead's size for low and high
+}
+
+func newPolicy(kind string, sc *scenario) (policy, error) {
+	switch kind {
+	case "gradient2":
+		return policy{kind: kind, label: "Gradient2"}, nil
+	case "aimd":
+		return policy{kind: kind, label: "AIMD"}, nil
+	case "low":
+		return policy{kind: kind, label: fmt.Sprintf("fixed %d (low)", sc.low), fixed: sc.low}, nil
+	case "high":
+		return policy{kind: kind, label: fmt.Sprintf("fixed %d (high)", sc.high), fixed: sc.high}, nil
+	case "none":
+		return policy{kind: kind, label: "no limit", fixed: unlimited}, nil
+	}
+	return policy{}, fmt.Errorf("unknown policy %q (want some of %s)", kind, strings.Join(policyKinds, ","))
+}
+
+func (p policy) adaptive() bool { return p.kind == "gradient2" || p.kind == "aimd" }
+
+// newGate builds one client's gate. Limiters read clock: in a simulation a
+// ManualClock that is set to each event's instant before a limiter is called,
+// in the real mode the system's.
+func (p policy) newGate(clock adaptivelimit.Clock, client int, sc *scenario) (gate, error) {
+	if !p.adaptive() {
+		return &counterGate{max: p.fixed}, nil
+	}
+	algorithm := adaptivelimit.Gradient2
+	if p.kind == "aimd" {
+		algorithm = adaptivelimit.AIMD
+	}
+	l, err := adaptivelimit.New(adaptivelimit.Config{
+		Name:      fmt.Sprintf("%s-%d", p.kind, client),
+		Algorithm: algorithm,
+		Window:    sc.window,
+		Clock:     clock,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return limiterGate{l}, nil
+}
+
+type limiterGate struct{ l *adaptivelimit.Limiter }
+
+func (g limiterGate) acquire() (adaptivelimit.Permit, bool) {
+	p, err := g.l.Acquire()
+	return p, err == nil
+}
+
+func (g limiterGate) release(p adaptivelimit.Permit, err error) { p.Done(err) }
+func (g limiterGate) limit() int                                { return g.l.Limit() }
+func (g limiterGate) inFlight() int                             { return g.l.InFlight() }
+
+// counterGate is a fixed bulkhead: at most max calls at once. It is atomic
+// because the real mode calls it from many goroutines.
+type counterGate struct {
+	max int
+	n   atomic.Int64
+}
+
+func (g *counterGate) acquire() (adaptivelimit.Permit, bool) {
+	for {
+		n := g.n.Load()
+		if n >= int64(g.max) {
+			return adaptivelimit.Permit{}, false
+		}
+		if g.n.CompareAndSwap(n, n+1) {
+			return adaptivelimit.Permit{}, true
+		}
+	}
+}
+
+func (g *counterGate) release(adaptivelimit.Permit, error) { g.n.Add(-1) }
+func (g *counterGate) limit() int                          { return g.max }
+func (g *counterGate) inFlight() int                       { return int(g.n.Load()) }

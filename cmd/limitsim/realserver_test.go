@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"testing"
+)
+
+// The real mode runs in real time, so the test checks its parts instead: no
+// test here sleeps or reads the clock. The whole -real run is left to people,
+// since what it prints depends on the machine's load.
+
+func TestWorkerPoolServesWaitersInFIFOOrder(t *testing.T) {
+	p := newWorkerPool(1)
+	if err := p.acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int, 3)
+	for i := range 3 {
+		go func() {
+			if err := p.acquire(context.Background()); err != nil {
+				t.Error(err)
+			}
+			got <- i
+		}()
+		waitForWaiters(p, i+1) // in line before the next one starts
+	}
+	for want := range 3 {
+		p.release()
+		if i := <-got; i != want {
+			t.Fatalf("worker went to waiter %d, want %d", i, want)
+		}
+	}
+	p.release()
+	if p.busy != 0 {
+		t.Fatalf("busy %d", p.busy)
+	}
+}
+
+func TestWorkerPoolWaiterLeavesAtItsDeadline(t *testing.T) {
+	p := newWorkerPool(1)
+	p.acquire(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.acquire(ctx); err == nil {
+		t.Fatal("acquired a worker with a cancelled context")
+	}
+	if len(p.waiting) != 0 || p.busy != 1 {
+		t.Fatalf("waiting %d, busy %d", len(p.waiting), p.busy)
+	}
+}
+
+func TestWorkerPoolMoreWorkersStartWaiters(t *testing.T) {
+	p := newWorkerPool(0)
+	done := make(chan error)
+	go func() { done <- p.acquire(context.Background()) }()
+	waitForWaiters(p, 1)
+	p.setWorkers(1)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if p.capacity() != 1 || p.busy != 1 {
+		t.Fatalf("workers %d, busy %d", p.capacity(), p.busy)
+	}
+}
+
+func TestWorkerPoolHandler(t *testing.T) {
+	p := newWorkerPool(1)
+	tests := []struct {
+		query string
+		want  int
+	}{
+		{"?service=0s&budget=1s", http.StatusOK},
+		{"?service=zero&budget=1s", http.StatusBadRequest},
+		{"?service=0s", http.StatusBadRequest},
+	}
+	for _, tt := range tests {
+		w := httptest.NewRecorder()
+		p.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/"+tt.query, nil))
+		if w.Code != tt.want {
+			t.Errorf("%s: status %d, want %d", tt.query, w.Code, tt.want)
+		}
+	}
+	p.setWorkers(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the caller is gone: the request leaves the queue at once
+	w := httptest.NewRecorder()
+	p.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/?service=0s&budget=1s", nil).WithContext(ctx))
+	if w.Code != http.StatusGatewayTimeout {
+		t.Errorf("status %d, want 504", w.Code)
+	}
+}
+
+func waitForWaiters(p *workerPool, n int) {
+	for {
+		p.mu.Lock()
+		waiting := len(p.waiting)
+		p.mu.Unlock()
+		if waiting == n {
+			return
+		}
+		runtime.Gosched()
+	}
+}

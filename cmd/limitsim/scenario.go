@@ -1,0 +1,123 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// scenario is everything a run depends on. The same scenario and seed give the
+// same output, byte for byte.
+type scenario struct {
+	name    string
+	profile string // capacity over time: step, ramp or noisy
+	servers int    // the dependency's nominal capacity: concurrent calls it serves without queueing
+
+	serviceMean  time.Duration // lognormal service time
+	serviceSigma float64
+
+	duration time.Duration
+	load     float64       // offered load as a multiple of the nominal capacity
+	users    int           // closed loop when > 0: this many users, each thinking between calls
+	think    time.Duration // closed loop: mean think time
+	clients  int           // fleet size: clients, each with its own limiter, share the dependency
+
+	timeout   time.Duration // every caller's timeout, the same for every policy
+	window    time.Duration // the limiters' window, and the timeline's resolution
+	low, high int           // the fixed bulkheads
+	kinds     []string      // the policies to compare, from policyKinds
+	policies  []policy      // built from kinds by buildPolicies
+	seed      uint64
+	real      bool // run in real time against HTTP servers instead of simulating
+}
+
+// scenarioNames lists the presets in the order the usage text shows them.
+var scenarioNames = []string{"step", "ramp", "noisy", "closed", "fleet"}
+
+// preset returns a named scenario with every policy. "step" is the default:
+// the capacity halves for the middle third of the run.
+func preset(name string) (scenario, error) {
+	sc := scenario{
+		name:         name,
+		profile:      "step",
+		servers:      50,
+		serviceMean:  10 * time.Millisecond,
+		serviceSigma: 0.4,
+		duration:     180 * time.Second,
+		load:         2,
+		clients:      1,
+		timeout:      50 * time.Millisecond,
+		window:       time.Second,
+		low:          20,
+		high:         150,
+		seed:         1,
+	}
+	switch name {
+	case "step":
+	case "ramp", "noisy":
+		sc.profile = name
+	case "closed":
+		sc.think = 40 * time.Millisecond
+		sc.users = sc.closedUsers()
+	case "fleet":
+		sc.servers = 100
+		sc.clients = 5
+		sc.low, sc.high = 8, 60
+	default:
+		return scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(scenarioNames, ", "))
+	}
+	sc.kinds = policyKinds
+	return sc, nil
+}
+
+// buildPolicies turns the policy names into policies, once the flags have
+// set the bulkheads' sizes.
+func (sc *scenario) buildPolicies() error {
+	sc.policies = sc.policies[:0]
+	for _, kind := range sc.kinds {
+		p, err := newPolicy(kind, sc)
+		if err != nil {
+			return err
+		}
+		sc.policies = append(sc.policies, p)
+	}
+	return nil
+}
+
+// toReal scales the scenario down for a real-time run of about 30 seconds on
+// loopback: fewer, slower servers, so that a laptop sends the load without
+// noticing, and a shorter window, so that the limits have time to move.
+func (sc *scenario) toReal() {
+	sc.real = true
+	sc.duration = 30 * time.Second
+	sc.window = 250 * time.Millisecond
+	sc.serviceMean = 20 * time.Millisecond
+	sc.timeout = 100 * time.Millisecond
+	scale := func(n int) int { return max(1, n*2/5) }
+	sc.servers, sc.low, sc.high = scale(sc.servers), scale(sc.low), scale(sc.high)
+}
+
+// closedUsers is how many closed-loop users offer the scenario's load: each
+// user sends at most one call per think time plus service time.
+func (sc *scenario) closedUsers() int {
+	perUser := float64(sc.think+sc.serviceMean) / float64(sc.serviceMean)
+	return max(1, int(math.Round(sc.load*float64(sc.servers)*perUser)))
+}
+
+// capacityRate is how many calls per second n servers complete.
+func (sc *scenario) capacityRate(n int) float64 {
+	return float64(n) / sc.serviceMean.Seconds()
+}
+
+// offeredRate is the open-loop arrival rate, over all clients, in calls per second.
+func (sc *scenario) offeredRate() float64 {
+	return sc.load * sc.capacityRate(sc.servers)
+}
+
+func (sc *scenario) sourceCount() int {
+	if sc.users > 0 {
+		return sc.users
+	}
+	return sc.clients
+}

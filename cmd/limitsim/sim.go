@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"math"
+	"sync"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+// simulation is one policy's run of a scenario: its own dependency, clients,
+// clock and copy of the arrivals. Nothing in it reads the wall clock, so the
+// same scenario and seed give the same run.
+type simulation struct {
+	sc      *scenario
+	end     int64 // no call is sent from here on; the run then drains
+	timeout int64
+
+	clock     *adaptivelimit.ManualClock
+	gates     []gate // one per client
+	sources   []*source
+	steps     []capacityStep
+	calls     callTable
+	events    eventQueue
+	deadlines fifo // admitted calls in arrival order, so in deadline order
+	dep       dependency
+	rec       *recorder
+
+	nextStep int
+	nextTick int64
+}
+
+// simulateAll runs every policy of the scenario, each on its own goroutine:
+// the runs share nothing, so their results do not depend on the schedule.
+func simulateAll(sc *scenario, prof profile) ([]*result, error) {
+	results := make([]*result, len(sc.policies))
+	errs := make([]error, len(sc.policies))
+	var wg sync.WaitGroup
+	for i, p := range sc.policies {
+		wg.Go(func() { results[i], errs[i] = simulate(sc, prof, p) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+func simulate(sc *scenario, prof profile, p policy) (*result, error) {
+	s := &simulation{
+		sc:       sc,
+		end:      int64(sc.duration),
+		timeout:  int64(sc.timeout),
+		clock:    adaptivelimit.NewManualClock(),
+		steps:    prof.steps,
+		nextTick: int64(sc.window),
+		rec:      newRecorder(p, sc.clients),
+	}
+	s.dep = dependency{calls: &s.calls, events: &s.events, servers: prof.steps[0].servers}
+	s.nextStep = 1
+	for c := range sc.clients {
+		g, err := p.newGate(s.clock, c, sc)
+		if err != nil {
+			return nil, err
+		}
+		s.gates = append(s.gates, g)
+	}
+	for i := range sc.sourceCount() {
+		src := newSource(sc.seed, i, int32(i%sc.clients), sc)
+		s.sources = append(s.sources, src)
+		s.schedule(int32(i), 0)
+	}
+	s.run()
+	for _, g := range s.gates {
+		s.rec.res.leaked += g.inFlight()
+	}
+	return s.rec.res, nil
+}
+
+// run processes events in time order until nothing is left. At one instant a
+// window's sample comes first (it describes the window that just ended), then
+// a capacity change, completions, deadlines and arrivals.
+func (s *simulation) run() {
+	const never = int64(math.MaxInt64)
+	for {
+		tickAt, stepAt, heapAt, deadline := never, never, never, never
+		if s.nextTick <= s.end {
+			tickAt = s.nextTick
+		}
+		if s.nextStep < len(s.steps) && s.steps[s.nextStep].at < s.end {
+			stepAt = s.steps[s.nextStep].at
+		}
+		if s.events.len() > 0 {
+			heapAt = s.events.peek().at
+		}
+		if s.deadlines.len() > 0 {
+			deadline = s.calls.calls[s.deadlines.front()].arrival + s.timeout
+		}
+		first := min(tickAt, stepAt, heapAt, deadline)
+		switch {
+		case first == never:
+			return
+		case tickAt == first:
+			s.rec.sample(tickAt, s.dep.servers, s.gates, s.sc.window.Seconds())
+			s.nextTick += int64(s.sc.window)
+		case stepAt == first:
+			s.dep.setServers(s.steps[s.nextStep].servers, stepAt)
+			s.nextStep++
+		case heapAt == first && s.events.peek().kind == evCompletion:
+			s.clock.Set(first)
+			s.complete(s.events.pop().id, first)
+		case deadline == first:
+			s.clock.Set(first)
+			s.expire(s.deadlines.popFront(), first)
+		default:
+			s.clock.Set(first)
+			s.arrive(s.events.pop().id, first)
+		}
+	}
+}
+
+// schedule plans source i's next call at gap from now, if that is before the end.
+func (s *simulation) schedule(i int32, now int64) {
+	if at := now + s.sources[i].gap(); at < s.end {
+		s.events.push(event{at: at, kind: evArrival, id: i})
+	}
+}
+
+func (s *simulation) arrive(i int32, now int64) {
+	src := s.sources[i]
+	service := src.serviceTime()
+	if !src.closedLoop() {
+		s.schedule(i, now)
+	}
+	s.rec.offer(src.client)
+	permit, ok := s.gates[src.client].acquire()
+	if !ok {
+		s.rec.reject(src.client)
+		if src.closedLoop() {
+			s.schedule(i, now)
+		}
+		return
+	}
+	id := s.calls.alloc()
+	s.calls.calls[id] = call{arrival: now, service: service, permit: permit, source: i}
+	s.deadlines.pushBack(id)
+	s.dep.submit(id, now)
+}
+
+func (s *simulation) complete(id int32, now int64) {
+	if !s.calls.calls[id].answered {
+		s.answer(id, now, nil)
+	}
+	s.dep.finish(id, now)
+	if s.calls.calls[id].releasable() {
+		s.calls.release(id)
+	}
+}
+
+func (s *simulation) expire(id int32, now int64) {
+	c := &s.calls.calls[id]
+	c.expired = true
+	if !c.answered {
+		s.answer(id, now, context.DeadlineExceeded)
+		if c.waiting {
+			s.dep.leave(id)
+		}
+	}
+	if c.releasable() {
+		s.calls.release(id)
+	}
+}
+
+// answer gives the caller its answer, or its timeout, and frees its slot: a
+// timeout finishes the permit with context.DeadlineExceeded, which the
+// limiter counts as a drop.
+func (s *simulation) answer(id int32, now int64, err error) {
+	c := &s.calls.calls[id]
+	c.answered = true
+	src := s.sources[c.source]
+	s.rec.answer(src.client, now-c.arrival, err == nil)
+	s.gates[src.client].release(c.permit, err)
+	if src.closedLoop() {
+		s.schedule(c.source, now)
+	}
+}
