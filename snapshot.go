@@ -2,6 +2,7 @@ package adaptivelimit
 
 import (
 	"math"
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -93,6 +94,7 @@ func (p *published) load() (windows, changes uint64, long time.Duration, d Decis
 	for {
 		seq := p.seq.Load()
 		if seq&1 == 1 {
+			runtime.Gosched() // the closer is writing, and may have been descheduled
 			continue
 		}
 		windows, changes, long = p.windows.Load(), p.changes.Load(), time.Duration(p.long.Load())
