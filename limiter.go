@@ -14,19 +14,15 @@ type Limiter struct {
 	// Read by every call, written only by New.
 	stripes     stripes
 	src         source
-	mode        mode
-	timed       bool // whether calls are timed: AIMD uses no latency
-	dropOn      func(error) bool
+	mode        mode // Disabled and DryRun, in one compare for Acquire
 	rejection   *LimitExceededError
 	windowUnits int64
 
 	// Owned by the goroutine that holds closing.
-	closing    atomic.Bool
-	algorithm  algorithm
-	read       totals // what the last closed window read from the stripes
-	minSamples uint64
-	onChange   func(string, Decision)
-	published  published
+	closing   atomic.Bool
+	algorithm algorithm
+	read      totals // what the last closed window read from the stripes
+	published published
 
 	cfg Config
 }
@@ -46,15 +42,11 @@ func New(c Config) (*Limiter, error) {
 		return nil, err
 	}
 	l := &Limiter{
-		stripes:    newStripes(),
-		src:        newSource(c.Clock),
-		timed:      c.Algorithm != AIMD,
-		dropOn:     c.DropOn,
-		rejection:  newLimitExceededError(c.Name),
-		algorithm:  newAlgorithm(c),
-		minSamples: uint64(c.MinWindowSamples),
-		onChange:   c.OnLimitChange,
-		cfg:        c,
+		stripes:   newStripes(),
+		src:       newSource(c.Clock),
+		rejection: newLimitExceededError(c.Name),
+		algorithm: newAlgorithm(c),
+		cfg:       c,
 	}
 	switch {
 	case c.Disabled:
@@ -95,7 +87,7 @@ func (l *Limiter) acquireUnenforced() Permit {
 
 func (l *Limiter) permit(inFlight int64) Permit {
 	p := Permit{l: l, inFlight: inFlight}
-	if l.timed {
+	if l.timed() {
 		p.start = l.src.now()
 	}
 	return p
@@ -114,7 +106,7 @@ func (l *Limiter) finish(p Permit, sample, drop bool) {
 	now := l.src.now()
 	l.slots.release()
 	var latency uint64
-	if l.timed && now > p.start { // ticks of two processors may disagree by a few
+	if l.timed() && now > p.start { // ticks of two processors may disagree by a few
 		latency = uint64(now - p.start)
 	}
 	var dropped uint64
@@ -126,6 +118,10 @@ func (l *Limiter) finish(p Permit, sample, drop bool) {
 		l.closeWindow(now)
 	}
 }
+
+// timed reports whether calls are timed: AIMD uses no latency, so its calls read the clock
+// once, at the end.
+func (l *Limiter) timed() bool { return l.cfg.Algorithm != AIMD }
 
 // Name returns the limiter's instance id.
 func (l *Limiter) Name() string { return l.cfg.Name }

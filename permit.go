@@ -21,7 +21,7 @@ func (p Permit) Done(err error) {
 		p.l.finish(p, true, false)
 		return
 	}
-	drop := p.l.dropOn(err)
+	drop := p.l.cfg.DropOn(err)
 	p.l.finish(p, drop, drop)
 }
 

@@ -28,7 +28,7 @@ func (l *Limiter) closeWindow(now int64) {
 	id := l.window.id.Load()
 	read := l.stripes.sum(id)
 	samples := read.samples - l.read.samples
-	if samples < l.minSamples {
+	if samples < uint64(l.cfg.MinWindowSamples) {
 		// Too few samples: extend the window by whole windows until it ends after now,
 		// keeping its samples. With no traffic for a while that is several windows at once.
 		l.window.end.Store(end + ((now-end)/l.windowUnits+1)*l.windowUnits)
@@ -54,7 +54,7 @@ func (l *Limiter) closeWindow(now int64) {
 	l.window.id.Store(id + 1)
 	l.window.end.Store(now + l.windowUnits)
 	l.published.store(&d, l.algorithm.longLatency())
-	if d.LimitAfter != d.LimitBefore && l.onChange != nil {
-		l.onChange(l.cfg.Name, d)
+	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {
+		l.cfg.OnLimitChange(l.cfg.Name, d)
 	}
 }

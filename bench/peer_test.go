@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"sync/atomic"
 	"testing"
 
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
@@ -18,70 +17,58 @@ func BenchmarkPeer(b *testing.B) {
 	b.Run("peer=failsafe", func(b *testing.B) {
 		// min = max = initial: failsafe-go's limit never falls under the calls in flight.
 		l := adaptivelimiter.NewBuilder[any]().WithLimits(1000, 1000, 1000).Build()
-		var rejected atomic.Int64
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
+		runParallel(b, "rejections", func(pb *testing.PB) (rejected int64) {
 			for pb.Next() {
 				p, ok := l.TryAcquirePermit()
 				if !ok {
-					rejected.Add(1)
+					rejected++
 					continue
 				}
 				p.Record()
 			}
+			return rejected
 		})
-		expectNone(b, rejected.Load(), "rejections")
 	})
 	b.Run("peer=naive", func(b *testing.B) {
 		l := naive.New(1000, 1000)
-		var rejected atomic.Int64
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
+		runParallel(b, "rejections", func(pb *testing.PB) (rejected int64) {
 			for pb.Next() {
 				start, ok := l.Acquire()
 				if !ok {
-					rejected.Add(1)
+					rejected++
 					continue
 				}
 				l.Done(start)
 			}
+			return rejected
 		})
-		expectNone(b, rejected.Load(), "rejections")
 	})
 	b.Run("peer=semaphore", func(b *testing.B) {
 		s := semaphore.NewWeighted(1000)
-		var rejected atomic.Int64
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
+		runParallel(b, "rejections", func(pb *testing.PB) (rejected int64) {
 			for pb.Next() {
 				if !s.TryAcquire(1) {
-					rejected.Add(1)
+					rejected++
 					continue
 				}
 				s.Release(1)
 			}
+			return rejected
 		})
-		expectNone(b, rejected.Load(), "rejections")
 	})
 	b.Run("peer=chan", func(b *testing.B) {
 		slots := make(chan struct{}, 1000)
-		var rejected atomic.Int64
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
+		runParallel(b, "rejections", func(pb *testing.PB) (rejected int64) {
 			for pb.Next() {
 				select {
 				case slots <- struct{}{}:
 				default:
-					rejected.Add(1)
+					rejected++
 					continue
 				}
 				<-slots
 			}
+			return rejected
 		})
-		expectNone(b, rejected.Load(), "rejections")
 	})
 }

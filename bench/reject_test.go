@@ -22,31 +22,25 @@ func BenchmarkReject(b *testing.B) {
 		if _, err := l.Acquire(); !errors.Is(err, adaptivelimit.ErrLimitExceeded) {
 			b.Fatalf("Acquire on a full limit: %v, want ErrLimitExceeded", err)
 		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			var admitted int64
+		runParallel(b, "admissions", func(pb *testing.PB) (admitted int64) {
 			for pb.Next() {
 				if _, err := l.Acquire(); err == nil {
 					admitted++
 				}
 			}
-			expectNone(b, admitted, "admissions")
+			return admitted
 		})
 	})
 	b.Run("impl=floor", func(b *testing.B) {
 		f := floor.New(1)
 		f.TryAcquire()
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			var admitted int64
+		runParallel(b, "admissions", func(pb *testing.PB) (admitted int64) {
 			for pb.Next() {
 				if f.TryAcquire() {
 					admitted++
 				}
 			}
-			expectNone(b, admitted, "admissions")
+			return admitted
 		})
 	})
 	b.Run("impl=failsafe", func(b *testing.B) {
@@ -54,16 +48,13 @@ func BenchmarkReject(b *testing.B) {
 		if _, ok := l.TryAcquirePermit(); !ok {
 			b.Fatal("failsafe: first permit refused")
 		}
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			var admitted int64
+		runParallel(b, "admissions", func(pb *testing.PB) (admitted int64) {
 			for pb.Next() {
 				if _, ok := l.TryAcquirePermit(); ok {
 					admitted++
 				}
 			}
-			expectNone(b, admitted, "admissions")
+			return admitted
 		})
 	})
 }

@@ -57,6 +57,19 @@ func newLimiter(b *testing.B, c adaptivelimit.Config) *adaptivelimit.Limiter {
 	return l
 }
 
+// runParallel runs body on each goroutine of b.RunParallel, after resetting the timer, and
+// fails the benchmark when the bodies count any event that must not happen in their loops (a
+// rejection while admitting, an admission while rejecting). body is called once a goroutine
+// and owns its loop, so the measured loop makes no call beyond those of the code it measures.
+func runParallel(b *testing.B, unwanted string, body func(pb *testing.PB) int64) {
+	b.Helper()
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) { n.Add(body(pb)) })
+	expectNone(b, n.Load(), unwanted)
+}
+
 // expectNone fails the benchmark when something that must not happen in its loop did.
 func expectNone(b *testing.B, n int64, what string) {
 	b.Helper()
