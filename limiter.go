@@ -1,6 +1,11 @@
 package adaptivelimit
 
-import "sync/atomic"
+import (
+	"math"
+	"sync/atomic"
+
+	"github.com/resilience4cata/adaptivelimit/internal/clock"
+)
 
 // Limiter caps how many calls run at once, and moves the cap after every window: up while
 // latency holds, down when it rises or calls are dropped. A full limiter rejects at once.
@@ -63,60 +68,95 @@ func New(c Config) (*Limiter, error) {
 // Acquire takes a slot, or returns the limiter's *LimitExceededError at once if the limit
 // is full. Finish the permit with Done or Cancel exactly once.
 func (l *Limiter) Acquire() (Permit, error) {
-	if l.mode != enforcing {
-		return l.acquireUnenforced(), nil
+	if l.slots.full() && l.mode == enforcing {
+		return l.reject() // straight through: two loads, a compare and the count
 	}
-	n, ok := l.slots.tryAcquire()
-	if !ok {
-		l.stripes.reject()
-		return Permit{}, l.rejection
+	var n int64
+	if l.mode == enforcing {
+		var ok bool
+		if n, ok = l.slots.tryAcquire(); !ok {
+			return l.reject()
+		}
+	} else if n = l.takeUnenforced(); n == 0 {
+		return Permit{l: l}, nil
 	}
-	return l.permit(n), nil
+	p := Permit{l: l, start: untimed, inFlight: n}
+	if l.timed() {
+		if l.src.kind == sourceTicks {
+			p.start = clock.Ticks() // the default clock, read without the call through now
+		} else {
+			p.start = l.src.now()
+		}
+	}
+	return p, nil
 }
 
-func (l *Limiter) acquireUnenforced() Permit {
+func (l *Limiter) reject() (Permit, error) {
+	l.stripes.reject()
+	return Permit{}, l.rejection
+}
+
+// takeUnenforced takes a slot whatever the limit in a dry run, counting a rejection where
+// the limit is full, and returns the count in flight with it; disabled, it returns 0.
+func (l *Limiter) takeUnenforced() int64 {
 	if l.mode == disabled {
-		return Permit{l: l}
+		return 0
 	}
 	n := l.slots.take()
 	if n > l.slots.limit.Load() {
 		l.stripes.reject()
 	}
-	return l.permit(n)
+	return n
 }
 
-func (l *Limiter) permit(inFlight int64) Permit {
-	p := Permit{l: l, inFlight: inFlight}
-	if l.timed() {
-		p.start = l.src.now()
-	}
-	return p
-}
+// untimed is the start of a call that is not timed: no reading is after it, so the call's
+// latency is 0.
+const untimed = math.MaxInt64
 
-// finish frees p's slot and, if it is a sample, adds it to the window, closing the window
-// if it is over.
-func (l *Limiter) finish(p Permit, sample, drop bool) {
+// done finishes p with the call's outcome: it frees the slot and, unless err says nothing
+// about load, adds the call to the window as a sample, closing the window if it is over.
+// The slot is freed before the sample is added, so finishing a permit twice panics without
+// adding one; the clock is read before the slot is freed, so the sample does not time that.
+func (l *Limiter) done(p Permit, err error) {
 	if l.mode == disabled {
 		return
 	}
-	if !sample {
-		l.slots.release()
-		return
+	var drop uint64
+	if err != nil {
+		if !l.cfg.DropOn(err) {
+			l.slots.release()
+			return
+		}
+		drop = 1
 	}
-	now := l.src.now()
+	var now int64
+	if l.src.kind == sourceTicks {
+		now = clock.Ticks() // as in Acquire
+	} else {
+		now = l.src.now()
+	}
 	l.slots.release()
-	var latency uint64
-	if l.timed() && now > p.start { // ticks of two processors may disagree by a few
-		latency = uint64(now - p.start)
-	}
-	var dropped uint64
-	if drop {
-		dropped = 1
-	}
-	l.stripes.sample(latency, dropped, peakMark(l.window.id.Load(), p.inFlight))
+	l.stripes.sample(elapsed(p.start, now), drop, peakMark(l.window.id.Load(), p.inFlight))
 	if now >= l.window.end.Load() {
 		l.closeWindow(now)
 	}
+}
+
+// cancel frees p's slot without a sample.
+func (l *Limiter) cancel() {
+	if l.mode != disabled {
+		l.slots.release()
+	}
+}
+
+// elapsed is the latency of a call that started at start and ended at now, in clock units:
+// 0 for an untimed call, and for one whose end reads before its start, as the tick counters
+// of two processors may disagree by a few ticks.
+func elapsed(start, now int64) uint64 {
+	if now > start {
+		return uint64(now - start)
+	}
+	return 0
 }
 
 // timed reports whether calls are timed: AIMD uses no latency, so its calls read the clock

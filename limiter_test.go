@@ -366,6 +366,11 @@ func TestSystemClocks(t *testing.T) {
 				s := l.Snapshot()
 				require.NotZero(t, s.Windows, "windows close on the real clock")
 				require.Zero(t, s.InFlight)
+				if alg == AIMD {
+					require.Zero(t, s.Last.MeanLatency, "AIMD does not time calls")
+				} else {
+					require.Positive(t, s.Last.MeanLatency, "calls are timed")
+				}
 			})
 		})
 	}

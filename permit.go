@@ -14,21 +14,15 @@ type Permit struct {
 // a drop (the dependency is overloaded); any other err only frees the slot, since it says
 // nothing about load.
 func (p Permit) Done(err error) {
-	if p.l == nil {
-		return
+	if p.l != nil {
+		p.l.done(p, err)
 	}
-	if err == nil {
-		p.l.finish(p, true, false)
-		return
-	}
-	drop := p.l.cfg.DropOn(err)
-	p.l.finish(p, drop, drop)
 }
 
 // Cancel frees the slot without a sample: a cancelled call says nothing about the
 // dependency.
 func (p Permit) Cancel() {
 	if p.l != nil {
-		p.l.finish(p, false, false)
+		p.l.cancel()
 	}
 }

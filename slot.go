@@ -26,6 +26,9 @@ func (s *slots) tryAcquire() (inFlight int64, ok bool) {
 	}
 }
 
+// full reports whether every slot is held.
+func (s *slots) full() bool { return s.inFlight.Load() >= s.limit.Load() }
+
 // take takes a slot whatever the limit, for a dry run.
 func (s *slots) take() int64 { return s.inFlight.Add(1) }
 

@@ -39,15 +39,14 @@ type stripes struct {
 	s        []stripe
 	rejected []counter
 	mask     uintptr
-	shift    uintptr // 64 - log2(len): a multiplicative hash's top bits pick a counter
 }
 
 func newStripes() stripes {
-	n, bits := 2, uintptr(1)
+	n := 2
 	for n < 2*max(runtime.GOMAXPROCS(0), runtime.NumCPU()) {
-		n, bits = n<<1, bits+1
+		n <<= 1
 	}
-	return stripes{s: make([]stripe, n), rejected: make([]counter, n), mask: uintptr(n - 1), shift: 64 - bits}
+	return stripes{s: make([]stripe, n), rejected: make([]counter, n), mask: uintptr(n - 1)}
 }
 
 // The P id comes from the runtime, which keeps these links open for outside packages.
@@ -60,9 +59,12 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
+// pin pins the calling goroutine to its P and returns the P's stripe. Unpin with procUnpin.
+func (ss *stripes) pin() *stripe { return &ss.s[uintptr(procPin())&ss.mask] }
+
 // sample adds one sample to the calling P's stripe.
 func (ss *stripes) sample(latency, drop, peak uint64) {
-	addSample(&ss.s[uintptr(procPin())&ss.mask], latency, drop, peak)
+	addSample(ss.pin(), latency, drop, peak)
 	procUnpin()
 }
 

@@ -14,7 +14,7 @@ import "unsafe"
 func addSample(s *stripe, latency, drop, peak uint64)
 
 // reject counts a rejection with a plain increment, inlined: a rejection costs about 2 ns,
-// and pinning the P or calling assembly would double that. The counter is picked by the top
+// and pinning the P or calling assembly would double that. The counter is picked by the middle
 // bits of a multiplicative hash of the goroutine's stack address, so goroutines running at
 // once seldom share one; two that do and race can lose a count, never invent one. The
 // norace directive keeps this intentional race out of the race detector's reports.
@@ -22,7 +22,7 @@ func addSample(s *stripe, latency, drop, peak uint64)
 //go:norace
 func (ss *stripes) reject() {
 	var onStack byte
-	i := uintptr(unsafe.Pointer(&onStack)) * 0x9E3779B97F4A7C15 >> ss.shift
+	i := uintptr(unsafe.Pointer(&onStack)) * 0x9E3779B97F4A7C15 >> 32 & ss.mask
 	c := (*counter)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(ss.rejected)), i*unsafe.Sizeof(counter{})))
 	c.n++
 }
