@@ -266,6 +266,7 @@ func TestFinishingTwicePanics(t *testing.T) {
 	p.Done(nil)
 	require.PanicsWithValue(t, "adaptivelimit: permit finished twice: more slots released than were taken", func() { p.Done(nil) })
 	require.Zero(t, l.InFlight(), "the count is left as it was")
+	require.Equal(t, uint64(1), l.stripes.sum(0).samples, "the second finish adds no sample")
 	p, err = l.Acquire()
 	require.NoError(t, err)
 	p.Cancel()
