@@ -59,12 +59,9 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// pin pins the calling goroutine to its P and returns the P's stripe. Unpin with procUnpin.
-func (ss *stripes) pin() *stripe { return &ss.s[uintptr(procPin())&ss.mask] }
-
 // sample adds one sample to the calling P's stripe.
 func (ss *stripes) sample(latency, drop, peak uint64) {
-	addSample(ss.pin(), latency, drop, peak)
+	addSample(&ss.s[uintptr(procPin())&ss.mask], latency, drop, peak)
 	procUnpin()
 }
 
