@@ -124,19 +124,30 @@ func (l *Limiter) done(p Permit, err error) {
 	var drop uint64
 	if err != nil {
 		if !l.cfg.DropOn(err) {
-			l.slots.release()
+			l.slots.free()
 			return
 		}
 		drop = 1
 	}
+	// The P is pinned before the slot is freed, so that between freeing it and the next call's
+	// taking one there is as little as possible: another processor would take the line.
 	var now int64
+	var s *stripe
 	if l.src.kind == sourceTicks {
+		s = l.stripes.pin()
 		now = clock.Ticks() // as in Acquire
 	} else {
-		now = l.src.now()
+		now = l.src.now() // a Clock may block, so it is read before the P is pinned
+		s = l.stripes.pin()
 	}
-	l.slots.release()
-	l.stripes.sample(elapsed(p.start, now), drop, peakMark(l.window.id.Load(), p.inFlight))
+	held := l.slots.release()
+	if held {
+		addSample(s, elapsed(p.start, now), drop, peakMark(l.window.id.Load(), p.inFlight))
+	}
+	procUnpin()
+	if !held {
+		panicFinishedTwice() // unpinned: the runtime does not let a pinned goroutine panic
+	}
 	if now >= l.window.end.Load() {
 		l.closeWindow(now)
 	}
@@ -145,7 +156,7 @@ func (l *Limiter) done(p Permit, err error) {
 // cancel frees p's slot without a sample.
 func (l *Limiter) cancel() {
 	if l.mode != disabled {
-		l.slots.release()
+		l.slots.free()
 	}
 }
 

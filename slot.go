@@ -33,10 +33,22 @@ func (s *slots) full() bool { return s.inFlight.Load() >= s.limit.Load() }
 func (s *slots) take() int64 { return s.inFlight.Add(1) }
 
 // release frees a slot. Releasing one that is not held would let the limiter admit more
-// calls than its limit from then on, so it panics instead, leaving the count as it was.
-func (s *slots) release() {
+// calls than its limit from then on, so it reports false instead, leaving the count as it was.
+func (s *slots) release() (held bool) {
 	if s.inFlight.Add(-1) < 0 {
 		s.inFlight.Add(1)
-		panic("adaptivelimit: permit finished twice: more slots released than were taken")
+		return false
 	}
+	return true
+}
+
+// free frees a slot, and panics if it was not held.
+func (s *slots) free() {
+	if !s.release() {
+		panicFinishedTwice()
+	}
+}
+
+func panicFinishedTwice() {
+	panic("adaptivelimit: permit finished twice: more slots released than were taken")
 }

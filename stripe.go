@@ -59,11 +59,8 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// sample adds one sample to the calling P's stripe.
-func (ss *stripes) sample(latency, drop, peak uint64) {
-	addSample(&ss.s[uintptr(procPin())&ss.mask], latency, drop, peak)
-	procUnpin()
-}
+// pin pins the calling goroutine to its P and returns the P's stripe. Unpin with procUnpin.
+func (ss *stripes) pin() *stripe { return &ss.s[uintptr(procPin())&ss.mask] }
 
 // totals are the stripes' counters summed.
 type totals struct {

@@ -35,6 +35,12 @@ func TestPadding(t *testing.T) {
 	require.Equal(t, uintptr(len(ss.s)-1), ss.mask)
 }
 
+// sample adds one sample to the calling P's stripe, as a completing call does.
+func (ss *stripes) sample(latency, drop, peak uint64) {
+	addSample(ss.pin(), latency, drop, peak)
+	procUnpin()
+}
+
 func TestStripeAdds(t *testing.T) {
 	ss := newStripes()
 	ss.sample(100, 0, peakMark(0, 3))
