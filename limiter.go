@@ -69,7 +69,9 @@ func New(c Config) (*Limiter, error) {
 // is full. Finish the permit with Done or Cancel exactly once.
 func (l *Limiter) Acquire() (Permit, error) {
 	if l.slots.full() && l.mode == enforcing {
-		return l.reject() // straight through: two loads, a compare and the count
+		// Checked before tryAcquire, which checks again, so that a rejection runs straight
+		// through: two loads, a compare and the count, with no jump.
+		return l.reject()
 	}
 	var n int64
 	if l.mode == enforcing {

@@ -14,10 +14,11 @@ import "unsafe"
 func addSample(s *stripe, latency, drop, peak uint64)
 
 // reject counts a rejection with a plain increment, inlined: a rejection costs a few
-// nanoseconds, and pinning the P or calling assembly would double that. The counter is picked
-// by the middle bits of a multiplicative hash of the goroutine's stack address, so goroutines running at
-// once seldom share one; two that do and race can lose a count, never invent one. The
-// norace directive keeps this intentional race out of the race detector's reports.
+// nanoseconds, and pinning the P or calling assembly would double that. The counter is
+// picked by the middle bits of a multiplicative hash of the goroutine's stack address, so
+// goroutines running at once seldom share one; two that do and race can lose a count, never
+// invent one. The norace directive keeps this intentional race out of the race detector's
+// reports.
 //
 //go:norace
 func (ss *stripes) reject() {
