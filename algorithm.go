@@ -20,8 +20,11 @@ type algorithm interface {
 }
 
 func newAlgorithm(c Config) algorithm {
-	if c.Algorithm == AIMD {
+	switch c.Algorithm {
+	case AIMD:
 		return newAIMD(c)
+	case Vegas:
+		return newVegas(c)
 	}
 	return newGradient2(c)
 }

@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 )
 
@@ -18,6 +19,9 @@ const (
 	// AIMD ignores latency: it backs off by BackoffRatio after a window with a drop and grows
 	// by one after a window without one.
 	AIMD
+	// Vegas follows the queue that latency shows above the lowest latency seen: it grows the
+	// limit while the queue is short, shrinks it when the queue is long or a call is dropped.
+	Vegas
 )
 
 func (a Algorithm) String() string {
@@ -28,6 +32,8 @@ func (a Algorithm) String() string {
 		return "gradient2"
 	case AIMD:
 		return "aimd"
+	case Vegas:
+		return "vegas"
 	}
 	return fmt.Sprintf("Algorithm(%d)", int(a))
 }
@@ -44,11 +50,27 @@ type Config struct {
 	Window           time.Duration // default 1s; from 1ms to 1h
 	MinWindowSamples int           // default 10
 
-	Smoothing    float64 // Gradient2: default 0.2, in (0, 1]
+	Smoothing    float64 // Gradient2 and Vegas: default 0.2 (Gradient2) or 1 (Vegas), in (0, 1]
 	RTTTolerance float64 // Gradient2: default 1.5, at least 1
 	LongWindow   int     // Gradient2: windows in the long-term average; default 600
 	QueueSize    int     // Gradient2: default 4
 	BackoffRatio float64 // AIMD: default 0.9, in [0.5, 1)
+
+	// Vegas grows the limit while the queue it reads from latency is below Alpha and shrinks
+	// it above Beta. Set both, Beta above Alpha, or neither: by default they follow the limit,
+	// 3*log10root(limit) and 6*log10root(limit), where log10root(n) = max(1, floor(log10(n))).
+	Alpha int
+	Beta  int
+	// ProbeMultiplier sets how often Vegas measures its no-load latency again: every
+	// jitter*ProbeMultiplier*limit windows, jitter uniform in [0.5, 1). Default 30.
+	ProbeMultiplier int
+
+	// Random returns numbers uniform in [0, 1) for the algorithms that draw at random: Vegas
+	// draws its probe jitter as 0.5 + Random()/2. It is called by one goroutine at a time,
+	// the one closing a window; a function shared by several limiters must be safe for
+	// concurrent use. Default: math/rand/v2's Float64. Set it to a seeded source to make a
+	// test on a ManualClock deterministic.
+	Random func() float64
 
 	// DropOn reports whether a call's error means the dependency is overloaded. Default
 	// DefaultDropOn.
@@ -76,11 +98,13 @@ const (
 	DefaultMaxLimit         = 200
 	DefaultWindow           = time.Second
 	DefaultMinWindowSamples = 10
-	DefaultSmoothing        = 0.2
+	DefaultSmoothing        = 0.2 // Gradient2's
+	DefaultVegasSmoothing   = 1.0
 	DefaultRTTTolerance     = 1.5
 	DefaultLongWindow       = 600
 	DefaultQueueSize        = 4
 	DefaultBackoffRatio     = 0.9
+	DefaultProbeMultiplier  = 30
 )
 
 const (
@@ -99,11 +123,19 @@ func (c Config) resolved() (Config, error) {
 	setDefault(&c.InitialLimit, min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
 	setDefault(&c.Window, DefaultWindow)
 	setDefault(&c.MinWindowSamples, DefaultMinWindowSamples)
-	setDefault(&c.Smoothing, DefaultSmoothing)
+	if c.Algorithm == Vegas {
+		setDefault(&c.Smoothing, DefaultVegasSmoothing)
+	} else {
+		setDefault(&c.Smoothing, DefaultSmoothing)
+	}
 	setDefault(&c.RTTTolerance, DefaultRTTTolerance)
 	setDefault(&c.LongWindow, DefaultLongWindow)
 	setDefault(&c.QueueSize, DefaultQueueSize)
 	setDefault(&c.BackoffRatio, DefaultBackoffRatio)
+	setDefault(&c.ProbeMultiplier, DefaultProbeMultiplier)
+	if c.Random == nil {
+		c.Random = rand.Float64
+	}
 	if c.DropOn == nil {
 		c.DropOn = DefaultDropOn
 	}
@@ -112,8 +144,8 @@ func (c Config) resolved() (Config, error) {
 	}
 
 	v := validator{instance: c.Name}
-	if c.Algorithm != Gradient2 && c.Algorithm != AIMD {
-		v.fail("algorithm", c.Algorithm, "must be gradient2 or aimd", CodeInvalidTuning, ErrInvalidTuning)
+	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas {
+		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd or vegas", CodeInvalidTuning, ErrInvalidTuning)
 	}
 	v.atLeastOne("minLimit", c.MinLimit)
 	v.atLeastOne("maxLimit", c.MaxLimit)
@@ -134,6 +166,8 @@ func (c Config) resolved() (Config, error) {
 	v.tuning("smoothing", c.Smoothing, c.Smoothing > 0 && c.Smoothing <= 1, "must lie in (0, 1]")
 	v.tuning("rttTolerance", c.RTTTolerance, c.RTTTolerance >= 1, "must be at least 1")
 	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
+	v.vegasQueue(c.Alpha, c.Beta)
+	v.tuningAtLeastOne("probeMultiplier", c.ProbeMultiplier)
 	return c, v.err
 }
 
@@ -164,6 +198,17 @@ func (v *validator) atLeastOne(key string, value int) {
 func (v *validator) tuningAtLeastOne(key string, value int) {
 	if value < 1 {
 		v.fail(key, value, "must be at least 1", CodeInvalidTuning, ErrInvalidTuning)
+	}
+}
+
+// vegasQueue checks Vegas's alpha and beta: both unset, or alpha at least 1 and beta above.
+func (v *validator) vegasQueue(alpha, beta int) {
+	switch {
+	case alpha == 0 && beta == 0:
+	case alpha < 1:
+		v.fail("alpha", alpha, "must be at least 1, set with beta, or both 0 for the defaults", CodeInvalidTuning, ErrInvalidTuning)
+	case beta <= alpha:
+		v.fail("beta", beta, fmt.Sprintf("must exceed alpha (%d), or both be 0 for the defaults", alpha), CodeInvalidTuning, ErrInvalidTuning)
 	}
 }
 

@@ -23,8 +23,45 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, 600, c.LongWindow)
 	require.Equal(t, 4, c.QueueSize)
 	require.Equal(t, 0.9, c.BackoffRatio)
+	require.Zero(t, c.Alpha)
+	require.Zero(t, c.Beta)
+	require.Equal(t, 30, c.ProbeMultiplier)
+	require.NotNil(t, c.Random)
 	require.NotNil(t, c.DropOn)
 	require.NotNil(t, c.Clock)
+}
+
+// An unset Smoothing is the algorithm's own default; a set one is kept.
+func TestSmoothingDefaultFollowsAlgorithm(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want float64
+	}{
+		{Config{}, 0.2},
+		{Config{Algorithm: Gradient2}, 0.2},
+		{Config{Algorithm: AIMD}, 0.2},
+		{Config{Algorithm: Vegas}, 1},
+		{Config{Algorithm: Vegas, Smoothing: 0.4}, 0.4},
+		{Config{Algorithm: Gradient2, Smoothing: 0.4}, 0.4},
+	} {
+		c, err := tc.c.resolved()
+		require.NoError(t, err)
+		require.Equal(t, tc.want, c.Smoothing, "%v", tc.c.Algorithm)
+	}
+}
+
+// The default Random is uniform in [0, 1).
+func TestDefaultRandom(t *testing.T) {
+	c, err := Config{}.resolved()
+	require.NoError(t, err)
+	var sum float64
+	for range 10000 {
+		x := c.Random()
+		require.GreaterOrEqual(t, x, 0.0)
+		require.Less(t, x, 1.0)
+		sum += x
+	}
+	require.InDelta(t, 0.5, sum/10000, 0.05)
 }
 
 // An unset InitialLimit follows the bounds it is given; a set one must lie within them.
@@ -72,7 +109,14 @@ func TestConfigErrors(t *testing.T) {
 		{Config{BackoffRatio: 1}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = 1: must lie in [0.5, 1) and be finite"},
 		{Config{BackoffRatio: 0.4}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = 0.4"},
 		{Config{BackoffRatio: math.Inf(-1)}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = -Inf"},
-		{Config{Algorithm: 7}, CodeInvalidTuning, ErrInvalidTuning, "algorithm = Algorithm(7): must be gradient2 or aimd"},
+		{Config{Algorithm: 7}, CodeInvalidTuning, ErrInvalidTuning, "algorithm = Algorithm(7): must be gradient2, aimd or vegas"},
+		{Config{Algorithm: Vegas, Smoothing: 2}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = 2: must lie in (0, 1] and be finite"},
+		{Config{Alpha: -1, Beta: 6}, CodeInvalidTuning, ErrInvalidTuning, "alpha = -1: must be at least 1, set with beta, or both 0 for the defaults"},
+		{Config{Beta: 6}, CodeInvalidTuning, ErrInvalidTuning, "alpha = 0: must be at least 1, set with beta"},
+		{Config{Alpha: 3}, CodeInvalidTuning, ErrInvalidTuning, "beta = 0: must exceed alpha (3), or both be 0 for the defaults"},
+		{Config{Alpha: 3, Beta: 3}, CodeInvalidTuning, ErrInvalidTuning, "beta = 3: must exceed alpha (3)"},
+		{Config{Alpha: 4, Beta: -6}, CodeInvalidTuning, ErrInvalidTuning, "beta = -6: must exceed alpha (4)"},
+		{Config{ProbeMultiplier: -30}, CodeInvalidTuning, ErrInvalidTuning, "probeMultiplier = -30: must be at least 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.message, func(t *testing.T) {
@@ -93,5 +137,6 @@ func TestConfigErrors(t *testing.T) {
 func TestAlgorithmString(t *testing.T) {
 	require.Equal(t, "gradient2", Gradient2.String())
 	require.Equal(t, "aimd", AIMD.String())
+	require.Equal(t, "vegas", Vegas.String())
 	require.Equal(t, "default", AlgorithmDefault.String())
 }

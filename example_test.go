@@ -87,6 +87,35 @@ func ExampleConfig_aimd() {
 	// orders-aimd: 9 -> 10 (dropped: false)
 }
 
+// Vegas learns the no-load latency from its first window, grows while latency stays near it
+// and shrinks once latency shows a queue: here 30 ms against 10 ms, a queue of 18 calls.
+func ExampleConfig_vegas() {
+	clock := adaptivelimit.NewManualClock()
+	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
+		Name: "orders-vegas", Algorithm: adaptivelimit.Vegas, MinWindowSamples: 1, Clock: clock,
+		OnLimitChange: func(name string, d adaptivelimit.Decision) {
+			fmt.Printf("%s: %d -> %d at %v (no-load %v)\n", name, d.LimitBefore, d.LimitAfter, d.MeanLatency, d.LongLatency)
+		},
+	})
+	// Each round uses every slot, and its calls end with a window. The first call to finish
+	// closes the window; the others fall in the next one, so each latency runs two rounds.
+	for _, latency := range []time.Duration{10, 10, 30, 30} {
+		latency *= time.Millisecond
+		clock.Advance(time.Second - latency)
+		permits := make([]adaptivelimit.Permit, limiter.Limit())
+		for i := range permits {
+			permits[i], _ = limiter.Acquire()
+		}
+		clock.Advance(latency)
+		for i := range permits {
+			permits[len(permits)-1-i].Done(nil) // the last taken saw every slot in use
+		}
+	}
+	// Output:
+	// orders-vegas: 20 -> 26 at 10ms (no-load 10ms)
+	// orders-vegas: 26 -> 25 at 30ms (no-load 10ms)
+}
+
 // Configuration errors carry a code and name the key, the value and the rule.
 func ExampleConfigError() {
 	_, err := adaptivelimit.New(adaptivelimit.Config{Name: "orders", MinLimit: 10, MaxLimit: 5})

@@ -21,7 +21,7 @@ func TestRandomOperations(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 99))
 		minLimit := 1 + r.IntN(10)
 		c := Config{
-			Algorithm:        algorithms[r.IntN(2)],
+			Algorithm:        algorithms[r.IntN(len(algorithms))],
 			MinLimit:         minLimit,
 			MaxLimit:         minLimit + r.IntN(100),
 			MinWindowSamples: 1 + r.IntN(20),
@@ -31,7 +31,13 @@ func TestRandomOperations(t *testing.T) {
 			LongWindow:       1 + r.IntN(1000),
 			QueueSize:        1 + r.IntN(10),
 			BackoffRatio:     0.5 + 0.49*r.Float64(),
+			ProbeMultiplier:  1 + r.IntN(40),
+			Random:           rand.New(rand.NewPCG(seed, 100)).Float64,
 			DryRun:           seed%10 == 9,
+		}
+		if seed%3 == 0 {
+			c.Alpha = 1 + r.IntN(5)
+			c.Beta = c.Alpha + 1 + r.IntN(10)
 		}
 		l, clock := newManual(t, c)
 		var held []Permit

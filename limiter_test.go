@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var algorithms = []Algorithm{Gradient2, AIMD}
+var algorithms = []Algorithm{Gradient2, AIMD, Vegas}
 
-// forEachAlgorithm runs test once per algorithm: every behaviour below holds for both.
+// forEachAlgorithm runs test once per algorithm: every behaviour below holds for each.
 func forEachAlgorithm(t *testing.T, test func(t *testing.T, alg Algorithm)) {
 	for _, alg := range algorithms {
 		t.Run(alg.String(), func(t *testing.T) { test(t, alg) })
@@ -298,11 +298,13 @@ func TestListenerOnlyOnChange(t *testing.T) {
 				p.Done(nil)
 			}
 		}
-		window(1) // few slots in use: Gradient2 is app-limited, AIMD does not grow
+		// Few slots in use: Gradient2 is app-limited, AIMD does not grow, Vegas learns its
+		// no-load latency.
+		window(1)
 		require.Empty(t, changes)
 		require.Equal(t, uint64(1), l.Snapshot().Windows)
 		for range 5 {
-			window(10) // every slot in use: both grow
+			window(l.Limit()) // every slot in use, latency as before: each grows
 		}
 		require.NotEmpty(t, changes)
 		s := l.Snapshot()

@@ -14,8 +14,8 @@ type Decision struct {
 	Dropped     bool          // whether any sample was a drop
 	MeanLatency time.Duration // the window's mean latency (0 for AIMD, which does not time calls)
 	MaxInFlight int           // the most calls in flight a sample saw, itself included
-	AppLimited  bool          // Gradient2 kept the limit: fewer than half the slots were used
-	LongLatency time.Duration // Gradient2's long-term latency used for this window
+	AppLimited  bool          // Gradient2 or Vegas kept the limit: fewer than half the slots were used
+	LongLatency time.Duration // Gradient2's long-term latency used for this window; Vegas's no-load latency after it
 	Gradient    float64       // Gradient2's gradient, in [0.5, 1]; 0 when not computed
 	LimitBefore int
 	LimitAfter  int
@@ -34,7 +34,7 @@ type Snapshot struct {
 
 	Windows       uint64        // windows that recomputed the limit
 	WindowLatency time.Duration // the last such window's mean latency
-	LongLatency   time.Duration // Gradient2's long-term latency, as it stands
+	LongLatency   time.Duration // Gradient2's long-term latency or Vegas's no-load latency, as it stands
 	Rejected      uint64        // calls rejected; in a dry run, calls that would have been
 	LimitChanges  uint64        // windows that moved the limit
 	Last          Decision      // the last window's decision

@@ -1,0 +1,125 @@
+package adaptivelimit
+
+import (
+	"math"
+	"time"
+)
+
+// vegas is Netflix concurrency-limits' VegasLimit (v0.5.4), applied once a window. It keeps
+// the lowest latency seen, the no-load latency, and reads the window's queue from it:
+// queue = ceil(limit * (1 - noLoad/latency)). With almost no queue the limit grows fast, with
+// a small one slowly; with a queue above beta, or after a drop, it shrinks. Every
+// jitter*ProbeMultiplier*limit windows it takes the window's latency as the no-load latency
+// again, so that it follows a dependency that got slower for good.
+type vegas struct {
+	estimate    float64
+	noLoad      int64 // nanoseconds; 0 until a window with a latency
+	minLimit    float64
+	maxLimit    float64
+	smoothing   float64
+	alpha, beta int // 0: 3 and 6 times log10root(limit)
+	multiplier  float64
+	probeCount  int // windows since the last probe
+	probeJitter float64
+	random      func() float64
+}
+
+func newVegas(c Config) *vegas {
+	v := &vegas{
+		estimate:   float64(c.InitialLimit),
+		minLimit:   float64(c.MinLimit),
+		maxLimit:   float64(c.MaxLimit),
+		smoothing:  c.Smoothing,
+		alpha:      c.Alpha,
+		beta:       c.Beta,
+		multiplier: float64(c.ProbeMultiplier),
+		random:     c.Random,
+	}
+	v.resetProbeJitter()
+	return v
+}
+
+// resetProbeJitter draws the jitter uniformly from [0.5, 1), as Java's nextDouble(0.5, 1)
+// does, keeping it there whatever Random returns.
+func (v *vegas) resetProbeJitter() {
+	j := 0.5 + v.random()/2
+	switch {
+	case !(j >= 0.5): // NaN too
+		j = 0.5
+	case j >= 1: // 0.5 + r/2 rounds to 1 for r just below 1
+		j = math.Nextafter(1, 0)
+	}
+	v.probeJitter = j
+}
+
+func (v *vegas) next(w window, d Decision) Decision {
+	// Netflix's windows average whole nanoseconds, and it rejects a latency of 0 (a manual
+	// clock, or calls faster than the clock's resolution): such a window changes nothing.
+	rtt := int64(w.meanLatency)
+	if rtt <= 0 {
+		return v.decided(d)
+	}
+	v.probeCount++
+	if v.probeJitter*v.multiplier*v.estimate <= float64(v.probeCount) {
+		v.resetProbeJitter()
+		v.probeCount = 0
+		v.noLoad = rtt
+		return v.decided(d)
+	}
+	if v.noLoad == 0 || rtt < v.noLoad {
+		v.noLoad = rtt
+		return v.decided(d)
+	}
+	queue := int(math.Ceil(v.estimate * (1 - float64(v.noLoad)/float64(rtt))))
+
+	var n float64
+	switch {
+	case w.drops > 0:
+		n = v.estimate - float64(log10Root(int(v.estimate)))
+	case float64(w.maxInFlight)*2 < v.estimate:
+		// With fewer than half the slots in use, latency says nothing about the limit.
+		d.AppLimited = true
+		return v.decided(d)
+	default:
+		limit := int(v.estimate)
+		alpha, beta := v.alpha, v.beta
+		if alpha == 0 {
+			alpha, beta = 3*log10Root(limit), 6*log10Root(limit)
+		}
+		switch {
+		case queue <= log10Root(limit):
+			n = v.estimate + float64(beta)
+		case queue < alpha:
+			n = v.estimate + float64(log10Root(limit))
+		case queue > beta:
+			n = v.estimate - float64(log10Root(limit))
+		default:
+			return v.decided(d)
+		}
+	}
+	// MinLimit stands where Netflix has 1.
+	n = clamp(n, v.minLimit, v.maxLimit)
+	v.estimate = (1-v.smoothing)*v.estimate + v.smoothing*n
+	return v.decided(d)
+}
+
+// decided fills in what every window reports: the no-load latency as the long latency, and
+// the limit. The smoothed estimate may lie an ulp below MinLimit; the limit never does.
+func (v *vegas) decided(d Decision) Decision {
+	d.LongLatency = v.longLatency()
+	d.LimitAfter = clamp(int(v.estimate), int(v.minLimit), int(v.maxLimit))
+	return d
+}
+
+// longLatency is the no-load latency.
+func (v *vegas) longLatency() time.Duration { return time.Duration(v.noLoad) }
+
+// log10Root is Netflix's Log10RootIntFunction, max(1, floor(log10(n))), counted in digits:
+// math.Log10 falls an ulp short of some powers of 10.
+func log10Root(n int) int {
+	r := 0
+	for ; n >= 10; n /= 10 {
+		r++
+	}
+	return max(1, r)
+}
