@@ -5,8 +5,9 @@
 // and rejects the excess at once with [ErrLimitExceeded] instead of letting it queue. Unlike
 // a bulkhead it moves the limit: after every window (at least [Config.Window] long, with at
 // least [Config.MinWindowSamples] calls) it raises the limit while the dependency's latency
-// holds and lowers it when latency rises ([Gradient2]) or calls are dropped ([AIMD]). The
-// limit settles near the concurrency the dependency serves without queueing.
+// holds and lowers it when latency rises ([Gradient2]), when calls are dropped ([AIMD]), or
+// both ([Vegas]). The limit settles near the concurrency the dependency serves without
+// queueing.
 //
 // Use it where the dependency's capacity is unknown or changes: it is shared, it autoscales,
 // its load depends on other clients. Where the right number is known (a pool of 10

@@ -5,12 +5,14 @@ import (
 	"math/rand/v2"
 )
 
-// Each source and the profile draw from their own PCG stream of the run's
-// seed, so that a source's calls do not depend on what other sources or the
-// policy did: every policy sees the same calls in open loop.
+// Each source, the profile and each client's limiter draw from their own PCG
+// stream of the run's seed, so that a source's calls do not depend on what
+// other sources or the policy did: every policy sees the same calls in open
+// loop.
 const (
-	streamProfile     = 1
-	streamFirstSource = 1000
+	streamProfile      = 1
+	streamFirstSource  = 1000
+	streamFirstLimiter = 1 << 40 // past any source's stream
 )
 
 // source sends calls: an open-loop Poisson stream, or one closed-loop user who

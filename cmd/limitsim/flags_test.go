@@ -37,7 +37,7 @@ func TestParseFlagsRejectsBadValues(t *testing.T) {
 		{[]string{"-users", "0"}, "-users 0"},
 		{[]string{"-users", "10", "-think", "-1s"}, "-think -1s"},
 		{[]string{"-policies", ""}, "name at least one"},
-		{[]string{"-policies", "gradient2,vegas"}, `unknown policy "vegas"`},
+		{[]string{"-policies", "gradient2,reno"}, `unknown policy "reno"`},
 		{[]string{"-policies", "aimd,aimd"}, "listed twice"},
 		{[]string{"-seed", "-1"}, "invalid value"},
 		{[]string{"-out", "chart.gif"}, ".svg, .png or .pdf"},

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 
@@ -21,7 +22,7 @@ type gate interface {
 const unlimited = math.MaxInt
 
 // policyKind names the policies, in the order the report lists them.
-var policyKinds = []string{"gradient2", "aimd", "low", "high", "none"}
+var policyKinds = []string{"gradient2", "aimd", "vegas", "low", "high", "none"}
 
 // policy is one way of limiting a client's calls, with the label the table
 // and the charts show.
@@ -37,6 +38,8 @@ func newPolicy(kind string, sc *scenario) (policy, error) {
 		return policy{kind: kind, label: "Gradient2"}, nil
 	case "aimd":
 		return policy{kind: kind, label: "AIMD"}, nil
+	case "vegas":
+		return policy{kind: kind, label: "Vegas"}, nil
 	case "low":
 		return policy{kind: kind, label: fmt.Sprintf("fixed %d (low)", sc.low), fixed: sc.low}, nil
 	case "high":
@@ -47,24 +50,31 @@ func newPolicy(kind string, sc *scenario) (policy, error) {
 	return policy{}, fmt.Errorf("unknown policy %q (want some of %s)", kind, strings.Join(policyKinds, ","))
 }
 
-func (p policy) adaptive() bool { return p.kind == "gradient2" || p.kind == "aimd" }
+func (p policy) adaptive() bool {
+	return p.kind == "gradient2" || p.kind == "aimd" || p.kind == "vegas"
+}
 
 // newGate builds one client's gate. Limiters read clock: in a simulation a
 // ManualClock that is set to each event's instant before a limiter is called,
-// in the real mode the system's.
+// in the real mode the system's. Each client's limiter draws from its own PCG
+// stream of the run's seed, so that a run does not depend on the schedule.
 func (p policy) newGate(clock adaptivelimit.Clock, client int, sc *scenario) (gate, error) {
 	if !p.adaptive() {
 		return &counterGate{max: p.fixed}, nil
 	}
 	algorithm := adaptivelimit.Gradient2
-	if p.kind == "aimd" {
+	switch p.kind {
+	case "aimd":
 		algorithm = adaptivelimit.AIMD
+	case "vegas":
+		algorithm = adaptivelimit.Vegas
 	}
 	l, err := adaptivelimit.New(adaptivelimit.Config{
 		Name:      fmt.Sprintf("%s-%d", p.kind, client),
 		Algorithm: algorithm,
 		Window:    sc.window,
 		Clock:     clock,
+		Random:    rand.New(rand.NewPCG(sc.seed, streamFirstLimiter+uint64(client))).Float64,
 	})
 	if err != nil {
 		return nil, err
