@@ -115,7 +115,13 @@ const (
 // resolved returns c with every unset field set to its default, or the error of the first
 // invalid field, in the order of the fields.
 func (c Config) resolved() (Config, error) {
-	initialUnset := c.InitialLimit == 0
+	c = c.withDefaults()
+	return c, c.validate()
+}
+
+// withDefaults returns c with every unset field set to its default. An unset InitialLimit
+// is clamped into the bounds.
+func (c Config) withDefaults() Config {
 	setDefault(&c.Name, DefaultName)
 	setDefault(&c.Algorithm, Gradient2)
 	setDefault(&c.MinLimit, DefaultMinLimit)
@@ -142,7 +148,12 @@ func (c Config) resolved() (Config, error) {
 	if c.Clock == nil {
 		c.Clock = TickClock()
 	}
+	return c
+}
 
+// validate returns the error of the first invalid field of c, in the order of the fields. It
+// takes every field as it is: a zero is invalid, not unset, where 0 is out of range.
+func (c Config) validate() error {
 	v := validator{instance: c.Name}
 	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas {
 		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd or vegas", CodeInvalidTuning, ErrInvalidTuning)
@@ -153,7 +164,7 @@ func (c Config) resolved() (Config, error) {
 	if c.MinLimit >= 1 && c.MaxLimit >= 1 {
 		if c.MinLimit > c.MaxLimit {
 			v.fail("minLimit", c.MinLimit, fmt.Sprintf("must not exceed maxLimit (%d)", c.MaxLimit), CodeOutOfRange, ErrOutOfRange)
-		} else if !initialUnset && c.InitialLimit >= 1 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
+		} else if c.InitialLimit >= 1 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
 			v.fail("initialLimit", c.InitialLimit, fmt.Sprintf("must lie in [minLimit, maxLimit] = [%d, %d]", c.MinLimit, c.MaxLimit), CodeOutOfRange, ErrOutOfRange)
 		}
 	}
@@ -168,7 +179,7 @@ func (c Config) resolved() (Config, error) {
 	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
 	v.vegasQueue(c.Alpha, c.Beta)
 	v.tuningAtLeastOne("probeMultiplier", c.ProbeMultiplier)
-	return c, v.err
+	return v.err
 }
 
 func setDefault[T comparable](field *T, value T) {

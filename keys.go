@@ -1,0 +1,170 @@
+package adaptivelimit
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// keySpec is one external configuration key: what it is called after "adaptiveLimit.", the
+// Config field it sets, and what the configuration reference says of it. The field's type
+// says how its text parses: an integer, a number, a Go duration, true or false, or, where
+// values is set, one of the names of those values (any case).
+type keySpec struct {
+	name   string
+	field  func(*Config) any // a pointer to the field
+	values []any             // the values a name may select
+	negate bool              // a bool key that sets the field to its opposite: enabled sets Disabled
+	valid  string            // the valid values, for the reference
+	code   string            // the codes of an invalid value, for the reference
+}
+
+// keys is every key, in the order of the configuration reference. Adding a Config field
+// that external configuration can set is one entry here and one row in
+// docs/configuration.md; Config.validate checks its value.
+var keys = []keySpec{
+	{name: "algorithm", field: func(c *Config) any { return &c.Algorithm }, values: []any{Gradient2, AIMD},
+		valid: "gradient2, aimd (any case)", code: CodeInvalidTuning},
+	{name: "initialLimit", field: func(c *Config) any { return &c.InitialLimit },
+		valid: "[minLimit, maxLimit]; clamped into them when unset", code: CodeBoundBelowOne + ", " + CodeOutOfRange},
+	{name: "minLimit", field: func(c *Config) any { return &c.MinLimit },
+		valid: "at least 1, at most maxLimit", code: CodeBoundBelowOne + ", " + CodeOutOfRange},
+	{name: "maxLimit", field: func(c *Config) any { return &c.MaxLimit },
+		valid: "at least 1", code: CodeBoundBelowOne},
+	{name: "window", field: func(c *Config) any { return &c.Window },
+		valid: "1ms to 1h", code: CodeDurationSyntax + ", " + CodeOutOfRange},
+	{name: "minWindowSamples", field: func(c *Config) any { return &c.MinWindowSamples },
+		valid: "at least 1", code: CodeInvalidTuning},
+	{name: "smoothing", field: func(c *Config) any { return &c.Smoothing },
+		valid: "(0, 1]", code: CodeInvalidTuning},
+	{name: "rttTolerance", field: func(c *Config) any { return &c.RTTTolerance },
+		valid: "at least 1", code: CodeInvalidTuning},
+	{name: "longWindow", field: func(c *Config) any { return &c.LongWindow },
+		valid: "at least 1", code: CodeInvalidTuning},
+	{name: "queueSize", field: func(c *Config) any { return &c.QueueSize },
+		valid: "at least 1", code: CodeInvalidTuning},
+	{name: "backoffRatio", field: func(c *Config) any { return &c.BackoffRatio },
+		valid: "[0.5, 1)", code: CodeInvalidTuning},
+	{name: "enabled", field: func(c *Config) any { return &c.Disabled }, negate: true,
+		valid: "true, false (any case); false is Disabled", code: CodeInvalidTuning},
+	{name: "dryRun", field: func(c *Config) any { return &c.DryRun },
+		valid: "true, false (any case)", code: CodeInvalidTuning},
+}
+
+// callbacks are the Config fields that only code sets. A registry merges them as it merges
+// keys, a zero field being unset, and compares them by the function they run.
+var callbacks = []keySpec{
+	{name: "dropOn", field: func(c *Config) any { return &c.DropOn }},
+	{name: "onLimitChange", field: func(c *Config) any { return &c.OnLimitChange }},
+	{name: "clock", field: func(c *Config) any { return &c.Clock }},
+}
+
+// keyNamed returns the key called name, or nil.
+func keyNamed(name string) *keySpec {
+	for i := range keys {
+		if keys[i].name == name {
+			return &keys[i]
+		}
+	}
+	return nil
+}
+
+func (k *keySpec) value(c *Config) reflect.Value { return reflect.ValueOf(k.field(c)).Elem() }
+
+// set parses text into k's field of c, or returns the rule that text breaks and its code.
+func (k *keySpec) set(c *Config, text string) (rule, code string, sentinel error) {
+	switch p := k.field(c).(type) {
+	case *int:
+		n, err := strconv.Atoi(text)
+		if err != nil {
+			return "must be an integer", CodeInvalidTuning, ErrInvalidTuning
+		}
+		*p = n
+	case *float64:
+		f, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return "must be a number", CodeInvalidTuning, ErrInvalidTuning
+		}
+		*p = f
+	case *time.Duration:
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return "must be a Go duration such as 500ms or 2s", CodeDurationSyntax, ErrDurationSyntax
+		}
+		*p = d
+	case *bool:
+		b := strings.EqualFold(text, "true")
+		if !b && !strings.EqualFold(text, "false") {
+			return "must be true or false", CodeInvalidTuning, ErrInvalidTuning
+		}
+		*p = b != k.negate
+	default:
+		for _, v := range k.values {
+			if strings.EqualFold(text, fmt.Sprint(v)) {
+				k.value(c).Set(reflect.ValueOf(v))
+				return "", "", nil
+			}
+		}
+		return "must be one of " + k.names(), CodeInvalidTuning, ErrInvalidTuning
+	}
+	return "", "", nil
+}
+
+// format returns k's field of c as external configuration writes it.
+func (k *keySpec) format(c *Config) string {
+	switch p := k.field(c).(type) {
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	case *bool:
+		return strconv.FormatBool(*p != k.negate)
+	}
+	v := k.value(c)
+	switch v.Kind() {
+	case reflect.Func:
+		if v.IsNil() {
+			return "none"
+		}
+		return runtime.FuncForPC(v.Pointer()).Name()
+	case reflect.Interface:
+		if v.IsNil() {
+			return "none"
+		}
+		if x := v.Interface(); v.Elem().Kind() == reflect.Pointer {
+			return fmt.Sprintf("%T(%p)", x, x)
+		}
+		return fmt.Sprintf("%T", v.Interface())
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// same reports whether k's fields of a and b hold the same value. Functions are the same when
+// they run the same code, so two closures of one function literal are the same.
+func (k *keySpec) same(a, b *Config) bool {
+	va, vb := k.value(a), k.value(b)
+	if va.Kind() == reflect.Interface {
+		if va.IsNil() || vb.IsNil() {
+			return va.IsNil() == vb.IsNil()
+		}
+		va, vb = va.Elem(), vb.Elem()
+		if va.Type() != vb.Type() {
+			return false
+		}
+	}
+	switch va.Kind() {
+	case reflect.Func, reflect.Pointer:
+		return va.Pointer() == vb.Pointer()
+	}
+	return va.Comparable() && va.Equal(vb)
+}
+
+// names returns the names k's values may take.
+func (k *keySpec) names() string {
+	names := make([]string, len(k.values))
+	for i, v := range k.values {
+		names[i] = fmt.Sprint(v)
+	}
+	return strings.Join(names, ", ")
+}

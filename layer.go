@@ -1,0 +1,105 @@
+package adaptivelimit
+
+// A layer is one level of a registry's precedence. A layer from code is a Config, whose zero
+// fields are unset; a layer from external configuration holds the keys written under one
+// prefix, and sets each value as written, zero and false included.
+type layer struct {
+	label   string            // a code layer's name in errors: "Defaults", `Configs["backend"]`
+	cfg     Config            // the values
+	written map[string]origin // an external layer's keys by name; nil for a code layer
+}
+
+// origin is where an external key's value came from.
+type origin struct {
+	key  string // the key as written: "configs.backend.adaptiveLimit.backoffRatio"
+	text string // the value as written
+	line int    // its line in the text ParseProperties read, or 0
+}
+
+func (l *layer) sets(k *keySpec) bool {
+	if l.written != nil {
+		_, ok := l.written[k.name]
+		return ok
+	}
+	return !k.value(&l.cfg).IsZero()
+}
+
+// merge applies layers, lowest first, and returns the Config they make, before defaults, and
+// for each key the layer whose value it holds (nil where none set it).
+func merge(layers []*layer) (Config, []*layer) {
+	var c Config
+	from := make([]*layer, len(keys))
+	for _, l := range layers {
+		for i := range keys {
+			if l.sets(&keys[i]) {
+				keys[i].value(&c).Set(keys[i].value(&l.cfg))
+				from[i] = l
+			}
+		}
+		for i := range callbacks {
+			if l.sets(&callbacks[i]) {
+				callbacks[i].value(&c).Set(callbacks[i].value(&l.cfg))
+			}
+		}
+	}
+	return c, from
+}
+
+// finish gives c, merged from layers, its defaults and checks it. An external key's value is
+// taken as written: a zero it sets is checked, not replaced by the default. The error names
+// the key of the first invalid field as its layer spells it.
+func finish(c Config, from []*layer) (Config, error) {
+	d := c.withDefaults()
+	for i, l := range from {
+		if l != nil && l.written != nil {
+			keys[i].value(&d).Set(keys[i].value(&c))
+		}
+	}
+	if err := d.validate(); err != nil {
+		return Config{}, blame(err, from)
+	}
+	return d, nil
+}
+
+// resolve returns the valid Config that layers make for the limiter called name.
+func resolve(name string, layers []*layer) (Config, error) {
+	c, from := merge(layers)
+	c.Name = name
+	return finish(c, from)
+}
+
+// check validates l on its own, with every key it does not set at its default. A call site
+// may bring a maxLimit from another layer, so an unset maxLimit is raised as far as l's other
+// bounds need; how the bounds of several layers meet is checked where a call site resolves
+// them. instance names the limiter l is for, if any.
+func (l *layer) check(instance string) error {
+	c, from := merge([]*layer{l})
+	if !l.sets(keyNamed("maxLimit")) {
+		c.MaxLimit = max(DefaultMaxLimit, c.MinLimit, c.InitialLimit)
+	}
+	_, err := finish(c, from)
+	if ce, ok := err.(*ConfigError); ok {
+		ce.Instance = instance
+	}
+	return err
+}
+
+// blame makes a validation error name the key as the layer that set it spells it.
+func blame(err error, from []*layer) error {
+	ce, ok := err.(*ConfigError)
+	if !ok {
+		return err
+	}
+	for i, l := range from {
+		if l == nil || keys[i].name != ce.Key {
+			continue
+		}
+		if s, ok := l.written[ce.Key]; ok {
+			ce.Key, ce.Value, ce.Line = s.key, s.text, s.line
+		} else if l.label != "" {
+			ce.Key = l.label + "." + ce.Key
+		}
+		break
+	}
+	return ce
+}
