@@ -1,0 +1,135 @@
+package adaptivelimit
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every Config field is a key, a callback or the name, so that a registry merges and
+// compares it: a field added without a key fails here.
+func TestEveryConfigFieldHasAKey(t *testing.T) {
+	var c Config
+	covered := map[uintptr]string{reflect.ValueOf(&c.Name).Pointer(): "name"}
+	for _, ks := range [][]keySpec{keys, callbacks} {
+		for i := range ks {
+			p := reflect.ValueOf(ks[i].field(&c)).Pointer()
+			require.NotContains(t, covered, p, "%s sets a field that another key sets", ks[i].name)
+			covered[p] = ks[i].name
+		}
+	}
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		require.Contains(t, covered, v.Field(i).Addr().Pointer(),
+			"Config.%s has no entry in keys or callbacks", v.Type().Field(i).Name)
+	}
+}
+
+// Each key's default, as the reference shows it, reads back as the default.
+func TestKeyFormatParses(t *testing.T) {
+	def, err := Config{}.resolved()
+	require.NoError(t, err)
+	for i := range keys {
+		k := &keys[i]
+		var c Config
+		rule, _, _ := k.set(&c, k.format(&def))
+		require.Empty(t, rule, k.name)
+		require.True(t, k.same(&c, &def), k.name)
+	}
+}
+
+func TestKeyParseErrors(t *testing.T) {
+	for _, tc := range []struct{ key, text, code, rule string }{
+		{"maxLimit", "ten", CodeInvalidTuning, "must be an integer"},
+		{"maxLimit", "1.5", CodeInvalidTuning, "must be an integer"},
+		{"maxLimit", "99999999999999999999", CodeInvalidTuning, "must be an integer"},
+		{"smoothing", "half", CodeInvalidTuning, "must be a number"},
+		{"window", "5", CodeDurationSyntax, "must be a Go duration such as 500ms or 2s"},
+		{"window", "1 s", CodeDurationSyntax, "must be a Go duration"},
+		{"enabled", "yes", CodeInvalidTuning, "must be true or false"},
+		{"dryRun", "1", CodeInvalidTuning, "must be true or false"},
+		{"algorithm", "vegas", CodeInvalidTuning, "must be one of gradient2, aimd"},
+		{"algorithm", "default", CodeInvalidTuning, "must be one of gradient2, aimd"},
+	} {
+		var c Config
+		rule, code, sentinel := keyNamed(tc.key).set(&c, tc.text)
+		require.Equal(t, tc.code, code, tc.key+"="+tc.text)
+		require.Contains(t, rule, tc.rule)
+		require.True(t, strings.HasPrefix(sentinel.Error(), code))
+	}
+	var c Config
+	for _, text := range []string{"AIMD", "aimd", "Aimd"} {
+		rule, _, _ := keyNamed("algorithm").set(&c, text)
+		require.Empty(t, rule)
+		require.Equal(t, AIMD, c.Algorithm)
+	}
+	rule, _, _ := keyNamed("enabled").set(&c, "FALSE")
+	require.Empty(t, rule)
+	require.True(t, c.Disabled)
+}
+
+// kind names a key's type in the configuration reference.
+func kind(k *keySpec) string {
+	if k.values != nil {
+		return "name"
+	}
+	switch k.field(&Config{}).(type) {
+	case *int:
+		return "integer"
+	case *float64:
+		return "number"
+	case *time.Duration:
+		return "duration"
+	case *bool:
+		return "boolean"
+	}
+	panic("no kind for key " + k.name)
+}
+
+// fieldOf names the Config field a key sets, as the configuration reference shows it.
+func fieldOf(k *keySpec) string {
+	var c Config
+	v := reflect.ValueOf(&c).Elem()
+	p := reflect.ValueOf(k.field(&c)).Pointer()
+	for i := range v.NumField() {
+		if v.Field(i).Addr().Pointer() == p {
+			if k.negate {
+				return "not `" + v.Type().Field(i).Name + "`"
+			}
+			return "`" + v.Type().Field(i).Name + "`"
+		}
+	}
+	panic("no field for key " + k.name)
+}
+
+// The key table of docs/configuration.md is the code's: a key added, renamed or changed in
+// one and not the other fails here.
+func TestConfigurationReference(t *testing.T) {
+	def, err := Config{}.resolved()
+	require.NoError(t, err)
+	var want []string
+	for i := range keys {
+		k := &keys[i]
+		code := k.code
+		if code == "" {
+			code = "none"
+		}
+		want = append(want, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s |", k.name, fieldOf(k), kind(k), k.format(&def), k.valid, code))
+	}
+	doc, err := os.ReadFile("docs/configuration.md")
+	require.NoError(t, err)
+	_, keysSection, _ := strings.Cut(string(doc), "\n## Keys\n")
+	keysSection, _, _ = strings.Cut(keysSection, "\n## ")
+	var got []string
+	for line := range strings.Lines(keysSection) {
+		if strings.HasPrefix(line, "| `") {
+			got = append(got, strings.TrimSpace(line))
+		}
+	}
+	require.Equal(t, want, got, "docs/configuration.md's key table should read:\n%s", strings.Join(want, "\n"))
+}
