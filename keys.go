@@ -140,8 +140,9 @@ func (k *keySpec) format(c *Config) string {
 	return fmt.Sprint(v.Interface())
 }
 
-// same reports whether k's fields of a and b hold the same value. Functions are the same when
-// they run the same code, so two closures of one function literal are the same.
+// same reports whether k's fields of a and b hold the same value. Go cannot compare
+// functions: they are the same here when they run the same code, so two closures of one
+// function literal are the same, whatever they captured.
 func (k *keySpec) same(a, b *Config) bool {
 	va, vb := k.value(a), k.value(b)
 	if va.Kind() == reflect.Interface {

@@ -126,8 +126,8 @@ func appendLayers(ls ...*layer) []*layer {
 // empty), creating it on the first call. Later calls with the same name get the same
 // *Limiter, provided their levels resolve to the same configuration, key by key; otherwise
 // they get a *ConfigError with R4C-REG-008 that names the keys that differ and both values.
-// Callbacks (DropOn, OnLimitChange) are the same when they run the same function. A site
-// whose Config names no configuration gets R4C-REG-004.
+// Callbacks (DropOn, OnLimitChange) are the same when they run the same code (see
+// docs/configuration.md). A site whose Config names no configuration gets R4C-REG-004.
 func (r *Registry) Limiter(id string, site Site) (*Limiter, error) {
 	name := cmp.Or(site.Name, id)
 	if name == "" {
