@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/resilience4cata/adaptivelimit"
@@ -127,4 +128,40 @@ func ExampleConfigError() {
 	// Output:
 	// R4C-ATR-009
 	// R4C-ATR-009: adaptive limit "orders": minLimit = 10: must not exceed maxLimit (5)
+}
+
+// A registry makes limiters by instance id, from named configurations and external keys, and
+// shares one among the call sites that give the same name.
+func ExampleRegistry() {
+	props, err := adaptivelimit.ParseProperties(strings.NewReader(`
+defaults.adaptiveLimit.maxLimit=100
+configs.backend.adaptiveLimit.algorithm=aimd
+configs.backend.adaptiveLimit.backoffRatio=0.8
+instances.orders.adaptiveLimit.initialLimit=10
+`))
+	if err != nil {
+		panic(err)
+	}
+	registry, err := adaptivelimit.NewRegistry(adaptivelimit.RegistryConfig{
+		Configs:    map[string]adaptivelimit.Config{"backend": {MinWindowSamples: 20}},
+		Properties: props,
+	})
+	if err != nil {
+		panic(err) // a *ConfigError naming the key, its line, the value and the rule
+	}
+	place, _ := registry.Limiter("OrderClient.place", adaptivelimit.Site{Name: "orders", Config: "backend"})
+	cancel, _ := registry.Limiter("OrderClient.cancel", adaptivelimit.Site{Name: "orders", Config: "backend"})
+	registry.Limiter("SearchClient.search", adaptivelimit.Site{Attrs: adaptivelimit.Config{MaxLimit: 50}})
+	fmt.Println(place == cancel)
+
+	orders, _ := registry.Get("orders")
+	permit, _ := orders.Acquire()
+	for _, s := range registry.Snapshot() {
+		fmt.Printf("%s: %s, limit %d in [%d, %d], %d in flight\n", s.Name, s.Algorithm, s.Limit, s.MinLimit, s.MaxLimit, s.InFlight)
+	}
+	permit.Done(nil)
+	// Output:
+	// true
+	// SearchClient.search: gradient2, limit 20 in [1, 50], 0 in flight
+	// orders: aimd, limit 10 in [1, 100], 1 in flight
 }
