@@ -13,6 +13,10 @@
 // its load depends on other clients. Where the right number is known (a pool of 10
 // connections), a fixed bulkhead is simpler; to cap calls per second, use a rate limiter.
 //
+// A [Registry] makes limiters by instance id, shares one among the call sites that give the
+// same name, and merges each one's [Config] from defaults, named configurations, the call
+// site's attributes and external keys read by [ParseProperties] (docs/configuration.md).
+//
 // The call path takes no lock and allocates nothing: a compare-and-swap on the count in
 // flight, two reads of the processor's tick counter, and plain adds to per-P counters. A
 // rejection reads no clock.
