@@ -26,8 +26,8 @@ type keySpec struct {
 // that external configuration can set is one entry here and one row in
 // docs/configuration.md; Config.validate checks its value.
 var keys = []keySpec{
-	{name: "algorithm", field: func(c *Config) any { return &c.Algorithm }, values: []any{Gradient2, AIMD},
-		valid: "gradient2, aimd (any case)", code: CodeInvalidTuning},
+	{name: "algorithm", field: func(c *Config) any { return &c.Algorithm }, values: []any{Gradient2, AIMD, Vegas},
+		valid: "gradient2, aimd, vegas (any case)", code: CodeInvalidTuning},
 	{name: "initialLimit", field: func(c *Config) any { return &c.InitialLimit },
 		valid: "[minLimit, maxLimit]; clamped into them when unset", code: CodeBoundBelowOne + ", " + CodeOutOfRange},
 	{name: "minLimit", field: func(c *Config) any { return &c.MinLimit },
@@ -39,7 +39,7 @@ var keys = []keySpec{
 	{name: "minWindowSamples", field: func(c *Config) any { return &c.MinWindowSamples },
 		valid: "at least 1 (calls)", code: CodeInvalidTuning},
 	{name: "smoothing", field: func(c *Config) any { return &c.Smoothing },
-		valid: "(0, 1]; used by Gradient2", code: CodeInvalidTuning},
+		valid: "(0, 1]; 1 by default for Vegas; used by Gradient2 and Vegas", code: CodeInvalidTuning},
 	{name: "rttTolerance", field: func(c *Config) any { return &c.RTTTolerance },
 		valid: "at least 1; used by Gradient2", code: CodeInvalidTuning},
 	{name: "longWindow", field: func(c *Config) any { return &c.LongWindow },
@@ -48,6 +48,12 @@ var keys = []keySpec{
 		valid: "at least 1; used by Gradient2", code: CodeInvalidTuning},
 	{name: "backoffRatio", field: func(c *Config) any { return &c.BackoffRatio },
 		valid: "[0.5, 1); used by AIMD", code: CodeInvalidTuning},
+	{name: "alpha", field: func(c *Config) any { return &c.Alpha },
+		valid: "at least 1 and below beta, or 0 with beta 0 for 3*log10root(limit); used by Vegas", code: CodeInvalidTuning},
+	{name: "beta", field: func(c *Config) any { return &c.Beta },
+		valid: "above alpha, or 0 with alpha 0 for 6*log10root(limit); used by Vegas", code: CodeInvalidTuning},
+	{name: "probeMultiplier", field: func(c *Config) any { return &c.ProbeMultiplier },
+		valid: "at least 1; used by Vegas", code: CodeInvalidTuning},
 	{name: "enabled", field: func(c *Config) any { return &c.Disabled }, negate: true,
 		valid: "true, false (any case)", code: CodeInvalidTuning},
 	{name: "dryRun", field: func(c *Config) any { return &c.DryRun },
@@ -60,6 +66,7 @@ var callbacks = []keySpec{
 	{name: "dropOn", field: func(c *Config) any { return &c.DropOn }},
 	{name: "onLimitChange", field: func(c *Config) any { return &c.OnLimitChange }},
 	{name: "clock", field: func(c *Config) any { return &c.Clock }},
+	{name: "random", field: func(c *Config) any { return &c.Random }},
 }
 
 // keyNamed returns the key called name, or nil.

@@ -53,8 +53,8 @@ func TestKeyParseErrors(t *testing.T) {
 		{"window", "1 s", CodeDurationSyntax, "must be a Go duration"},
 		{"enabled", "yes", CodeInvalidTuning, "must be true or false"},
 		{"dryRun", "1", CodeInvalidTuning, "must be true or false"},
-		{"algorithm", "vegas", CodeInvalidTuning, "must be one of gradient2, aimd"},
-		{"algorithm", "default", CodeInvalidTuning, "must be one of gradient2, aimd"},
+		{"algorithm", "netflix", CodeInvalidTuning, "must be one of gradient2, aimd, vegas"},
+		{"algorithm", "default", CodeInvalidTuning, "must be one of gradient2, aimd, vegas"},
 	} {
 		var c Config
 		rule, code, sentinel := keyNamed(tc.key).set(&c, tc.text)

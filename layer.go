@@ -46,8 +46,7 @@ func merge(layers []*layer) (Config, []*layer) {
 }
 
 // finish gives c, merged from layers, its defaults and checks it. An external key's value is
-// taken as written: a zero it sets is checked, not replaced by the default. The error names
-// the key of the first invalid field as its layer spells it.
+// taken as written: a zero it sets is checked, not replaced by the default.
 func finish(c Config, from []*layer) (Config, error) {
 	d := c.withDefaults()
 	for i, l := range from {
@@ -55,33 +54,40 @@ func finish(c Config, from []*layer) (Config, error) {
 			keys[i].value(&d).Set(keys[i].value(&c))
 		}
 	}
-	if err := d.validate(); err != nil {
+	return d, d.validate()
+}
+
+// resolve returns the valid Config that layers make for the limiter called name, or the
+// error of its first invalid key, named as the layer that set it spells it.
+func resolve(name string, layers []*layer) (Config, error) {
+	c, from := merge(layers)
+	c.Name = name
+	d, err := finish(c, from)
+	if err != nil {
 		return Config{}, blame(err, from)
 	}
 	return d, nil
 }
 
-// resolve returns the valid Config that layers make for the limiter called name.
-func resolve(name string, layers []*layer) (Config, error) {
-	c, from := merge(layers)
-	c.Name = name
-	return finish(c, from)
-}
-
-// check validates l on its own, with every key it does not set at its default. A call site
-// may bring a maxLimit from another layer, so an unset maxLimit is raised as far as l's other
-// bounds need; how the bounds of several layers meet is checked where a call site resolves
-// them. instance names the limiter l is for, if any.
+// check validates l on its own, with every key it does not set at its default. Keys of other
+// layers may complete it at a call site: so an unset maxLimit is raised as far as l's other
+// bounds need, and an error on a key that l does not set (a beta missing for its alpha) is
+// left to the call site, where the layers meet. instance names the limiter l is for, if any.
 func (l *layer) check(instance string) error {
 	c, from := merge([]*layer{l})
 	if !l.sets(keyNamed("maxLimit")) {
 		c.MaxLimit = max(DefaultMaxLimit, c.MinLimit, c.InitialLimit)
 	}
 	_, err := finish(c, from)
-	if ce, ok := err.(*ConfigError); ok {
-		ce.Instance = instance
+	ce, ok := err.(*ConfigError)
+	if !ok {
+		return err
 	}
-	return err
+	if k := keyNamed(ce.Key); k != nil && !l.sets(k) {
+		return nil
+	}
+	ce.Instance = instance
+	return blame(ce, from)
 }
 
 // blame makes a validation error name the key as the layer that set it spells it.

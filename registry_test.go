@@ -13,16 +13,26 @@ import (
 // The six levels a registry's user sets, lowest first (the built-in defaults are below them).
 var levels = []string{"Defaults", "defaults.adaptiveLimit", `Configs["backend"]`, "configs.backend.adaptiveLimit", "Attrs", "instances.orders.adaptiveLimit"}
 
+// companions are what the Defaults of a precedence test set beside a key that is valid only
+// with another.
+var companions = map[string]Config{"alpha": {Beta: 100}, "beta": {Alpha: 1}}
+
 // resolveAt builds a registry where level i sets k to texts[i] (nothing where it is empty),
 // and returns the configuration of the limiter "orders", whose site selects "backend".
 func resolveAt(k *keySpec, texts []string) (Config, error) {
 	rc := RegistryConfig{Configs: map[string]Config{"backend": {}}, Properties: map[string]string{}}
+	if len(texts) > 0 {
+		rc.Defaults = companions[k.name]
+	}
 	var attrs Config
 	for i, text := range texts {
 		if text == "" {
 			continue
 		}
-		var code Config
+		code := Config{}
+		if i == 0 {
+			code = rc.Defaults
+		}
 		if rule, _, _ := k.set(&code, text); rule != "" {
 			panic(rule)
 		}
@@ -51,7 +61,7 @@ func resolveAt(k *keySpec, texts []string) (Config, error) {
 // Six valid values of each key, none its default, each unlike the one before, so that each
 // level is seen to override the one below. A value in a Config level must not be zero.
 var samples = map[string][]string{
-	"algorithm":        {"aimd", "gradient2", "aimd", "gradient2", "aimd", "gradient2"},
+	"algorithm":        {"aimd", "gradient2", "vegas", "aimd", "vegas", "gradient2"},
 	"initialLimit":     {"11", "12", "13", "14", "15", "16"},
 	"minLimit":         {"2", "3", "4", "5", "6", "7"},
 	"maxLimit":         {"101", "102", "103", "104", "105", "106"},
@@ -62,6 +72,9 @@ var samples = map[string][]string{
 	"longWindow":       {"11", "12", "13", "14", "15", "16"},
 	"queueSize":        {"2", "3", "5", "6", "7", "8"},
 	"backoffRatio":     {"0.5", "0.6", "0.7", "0.8", "0.85", "0.95"},
+	"alpha":            {"1", "2", "3", "4", "5", "6"},
+	"beta":             {"11", "12", "13", "14", "15", "16"},
+	"probeMultiplier":  {"2", "3", "4", "5", "6", "7"},
 	"enabled":          {"false", "true", "false", "true", "false", "true"},
 	"dryRun":           {"true", "false", "true", "false", "true", "false"},
 }
@@ -163,7 +176,9 @@ func TestErrorCodesFromCodeAndKeys(t *testing.T) {
 		{"window", "soon", CodeDurationSyntax},
 		{"smoothing", "2", CodeInvalidTuning},
 		{"backoffRatio", "NaN", CodeInvalidTuning},
-		{"algorithm", "vegas", CodeInvalidTuning},
+		{"algorithm", "netflix", CodeInvalidTuning},
+		{"alpha", "-1", CodeInvalidTuning},
+		{"probeMultiplier", "0", CodeInvalidTuning},
 		{"maxLimt", "5", CodeInvalidTuning},
 		{"enabled", "yes", CodeInvalidTuning},
 	}
@@ -253,6 +268,19 @@ func TestBoundsOfSeveralLevels(t *testing.T) {
 	ce := requireConfigError(t, err, CodeOutOfRange, "instances.orders.adaptiveLimit.minLimit", "300")
 	require.Equal(t, 1, ce.Line)
 	require.EqualError(t, err, `R4C-ATR-009: line 1: adaptive limit "orders": instances.orders.adaptiveLimit.minLimit = 300: must not exceed maxLimit (200)`)
+
+	// Vegas's alpha and beta go together, and may come from different levels.
+	props = map[string]string{"configs.vegas.adaptiveLimit.beta": "9", "instances.orders.adaptiveLimit.alpha": "4"}
+	r, err = NewRegistry(RegistryConfig{Properties: props})
+	require.NoError(t, err)
+	l, err = r.Limiter("orders", Site{Config: "vegas"})
+	require.NoError(t, err)
+	require.Equal(t, [2]int{4, 9}, [2]int{l.cfg.Alpha, l.cfg.Beta})
+	_, err = r.Limiter("other", Site{Name: "orders"})
+	requireConfigError(t, err, CodeInvalidTuning, "beta", 0)
+	r, err = NewRegistry(RegistryConfig{Properties: map[string]string{"instances.orders.adaptiveLimit.alpha": "4", "instances.orders.adaptiveLimit.beta": "3"}})
+	require.Nil(t, r)
+	requireConfigError(t, err, CodeInvalidTuning, "instances.orders.adaptiveLimit.beta", "3")
 
 	r, err = NewRegistry(RegistryConfig{Defaults: Config{InitialLimit: 50}})
 	require.NoError(t, err)
