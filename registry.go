@@ -66,7 +66,8 @@ type Registry struct {
 // NewRegistry returns a registry for rc, or the *ConfigError of the first bad key, value or
 // field it finds, and no registry: it checks every key of rc.Properties under adaptiveLimit,
 // and every level on its own. How the levels meet (a minLimit of one above a maxLimit of
-// another) is checked when a call site resolves them, in Limiter.
+// another, an alpha of one without the beta of another) is checked when a call site resolves
+// them, in Limiter.
 func NewRegistry(rc RegistryConfig) (*Registry, error) {
 	r := &Registry{
 		configs:   make(map[string][]*layer),
