@@ -72,6 +72,15 @@ type Config struct {
 	// test on a ManualClock deterministic.
 	Random func() float64
 
+	// MaxWait is how long AcquireContext and Do wait for a slot where the limit is full.
+	// Default 0: they reject at once, as Acquire does.
+	MaxWait time.Duration
+	// MaxWaiters is how many callers may wait at once; one more is rejected at once.
+	// Default: the limit at that moment.
+	MaxWaiters int
+	// WaitOrder is the order in which waiters get freed slots. Default FIFO.
+	WaitOrder WaitOrder
+
 	// DropOn reports whether a call's error means the dependency is overloaded. Default
 	// DefaultDropOn.
 	DropOn func(error) bool
@@ -179,6 +188,15 @@ func (c Config) validate() error {
 	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
 	v.vegasQueue(c.Alpha, c.Beta)
 	v.tuningAtLeastOne("probeMultiplier", c.ProbeMultiplier)
+	if c.MaxWait < 0 {
+		v.fail("maxWait", c.MaxWait, "must not be negative", CodeOutOfRange, ErrOutOfRange)
+	}
+	if c.MaxWaiters < 0 {
+		v.fail("maxWaiters", c.MaxWaiters, "must not be negative", CodeInvalidTuning, ErrInvalidTuning)
+	}
+	if c.WaitOrder != FIFO && c.WaitOrder != LIFO {
+		v.fail("waitOrder", c.WaitOrder, "must be fifo or lifo", CodeInvalidTuning, ErrInvalidTuning)
+	}
 	return v.err
 }
 

@@ -27,6 +27,9 @@ func TestConfigDefaults(t *testing.T) {
 	require.Zero(t, c.Beta)
 	require.Equal(t, 30, c.ProbeMultiplier)
 	require.NotNil(t, c.Random)
+	require.Zero(t, c.MaxWait, "fail fast")
+	require.Zero(t, c.MaxWaiters, "the limit at the moment")
+	require.Equal(t, FIFO, c.WaitOrder)
 	require.NotNil(t, c.DropOn)
 	require.NotNil(t, c.Clock)
 }
@@ -117,6 +120,9 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Alpha: 3, Beta: 3}, CodeInvalidTuning, ErrInvalidTuning, "beta = 3: must exceed alpha (3)"},
 		{Config{Alpha: 4, Beta: -6}, CodeInvalidTuning, ErrInvalidTuning, "beta = -6: must exceed alpha (4)"},
 		{Config{ProbeMultiplier: -30}, CodeInvalidTuning, ErrInvalidTuning, "probeMultiplier = -30: must be at least 1"},
+		{Config{MaxWait: -time.Second}, CodeOutOfRange, ErrOutOfRange, `R4C-ATR-009: adaptive limit "orders": maxWait = -1s: must not be negative`},
+		{Config{MaxWaiters: -1}, CodeInvalidTuning, ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": maxWaiters = -1: must not be negative`},
+		{Config{WaitOrder: 7}, CodeInvalidTuning, ErrInvalidTuning, "waitOrder = WaitOrder(7): must be fifo or lifo"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.message, func(t *testing.T) {
@@ -139,4 +145,10 @@ func TestAlgorithmString(t *testing.T) {
 	require.Equal(t, "aimd", AIMD.String())
 	require.Equal(t, "vegas", Vegas.String())
 	require.Equal(t, "default", AlgorithmDefault.String())
+}
+
+func TestWaitOrderString(t *testing.T) {
+	require.Equal(t, "fifo", FIFO.String())
+	require.Equal(t, "lifo", LIFO.String())
+	require.Equal(t, "WaitOrder(-1)", WaitOrder(-1).String())
 }

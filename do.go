@@ -2,16 +2,14 @@ package adaptivelimit
 
 import "context"
 
-// Do runs fn inside l: it takes a slot, runs fn and finishes the permit with fn's error. A
-// full limit returns l's *LimitExceededError without running fn, and a done ctx returns its
-// error without taking a slot. If fn panics, the slot is freed without a sample and the panic
-// goes on.
+// Do runs fn inside l: it takes a slot with AcquireContext, runs fn and finishes the permit
+// with fn's error. A full limit returns an error that matches ErrLimitExceeded without
+// running fn: at once by default, or after waiting up to Config.MaxWait where it is set. A
+// done ctx returns its error without taking a slot. If fn panics, the slot is freed without
+// a sample and the panic goes on.
 func Do[T any](ctx context.Context, l *Limiter, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
-	if err := ctx.Err(); err != nil {
-		return zero, err
-	}
-	p, err := l.Acquire()
+	p, err := l.AcquireContext(ctx)
 	if err != nil {
 		return zero, err
 	}

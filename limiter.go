@@ -15,6 +15,7 @@ import (
 type Limiter struct {
 	slots  slots
 	window windowState
+	wait   waitQueue
 
 	// Read by every call, written only by New.
 	stripes     stripes
@@ -127,6 +128,7 @@ func (l *Limiter) done(p Permit, err error) {
 	if err != nil {
 		if !l.cfg.DropOn(err) {
 			l.slots.free()
+			l.passOn()
 			return
 		}
 		drop = 1
@@ -150,6 +152,7 @@ func (l *Limiter) done(p Permit, err error) {
 	if !held {
 		panicFinishedTwice() // unpinned: the runtime does not let a pinned goroutine panic
 	}
+	l.passOn() // unpinned: serving waiters takes a lock
 	if now >= l.window.end.Load() {
 		l.closeWindow(now)
 	}
@@ -159,6 +162,7 @@ func (l *Limiter) done(p Permit, err error) {
 func (l *Limiter) cancel() {
 	if l.mode != disabled {
 		l.slots.free()
+		l.passOn()
 	}
 }
 

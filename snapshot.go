@@ -36,6 +36,8 @@ type Snapshot struct {
 	WindowLatency time.Duration // the last such window's mean latency
 	LongLatency   time.Duration // Gradient2's long-term latency or Vegas's no-load latency, as it stands
 	Rejected      uint64        // calls rejected; in a dry run, calls that would have been
+	Waiting       int           // callers of AcquireContext waiting for a slot now
+	WaitAbandoned uint64        // callers that gave up waiting (MaxWait or their context); also in Rejected
 	LimitChanges  uint64        // windows that moved the limit
 	Last          Decision      // the last window's decision
 }
@@ -53,6 +55,9 @@ func (l *Limiter) Snapshot() Snapshot {
 		Disabled:  l.mode == disabled,
 		DryRun:    l.mode == dryRun,
 		Rejected:  l.stripes.sum(0).rejected,
+
+		Waiting:       int(l.wait.count.Load()),
+		WaitAbandoned: l.wait.abandoned.Load(),
 	}
 	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load()
 	s.WindowLatency = s.Last.MeanLatency

@@ -51,6 +51,9 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	d = l.algorithm.next(w, d)
 	l.slots.limit.Store(int64(d.LimitAfter))
+	if d.LimitAfter > d.LimitBefore {
+		l.passOn() // the new slots go to waiters first
+	}
 	l.window.id.Store(id + 1)
 	l.window.end.Store(now + l.windowUnits)
 	l.published.store(&d, l.algorithm.longLatency())

@@ -1,0 +1,224 @@
+package adaptivelimit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// WaitOrder is the order in which waiting callers get freed slots.
+type WaitOrder int
+
+const (
+	// FIFO serves the caller that has waited longest first: the default.
+	FIFO WaitOrder = iota
+	// LIFO serves the newest caller first. Under overload the newest callers, whose own
+	// callers are likely still waiting, get the slots, and the oldest time out.
+	LIFO
+)
+
+func (o WaitOrder) String() string {
+	switch o {
+	case FIFO:
+		return "fifo"
+	case LIFO:
+		return "lifo"
+	}
+	return fmt.Sprintf("WaitOrder(%d)", int(o))
+}
+
+// waitQueue holds the callers of AcquireContext that wait for a slot. The count is what a
+// finishing call reads: it has a line of its own and is written only when a caller starts or
+// stops waiting, so with nobody waiting it stays in every processor's cache. The rest is
+// touched only by waiters and by the calls that serve them, under mu.
+type waitQueue struct {
+	_     pad
+	count atomic.Int64 // waiters in the list
+	_     pad
+
+	mu         sync.Mutex
+	head, tail *waiter
+	abandoned  atomic.Uint64 // waiters that gave up
+}
+
+// waiter is one waiting caller. A waiter is served once: the call that serves it takes a
+// slot for it, takes it off the list and sends on ready, which has room for that one send,
+// so serving never blocks. Each wait allocates its own waiter: a pooled one would carry its
+// channel from one testing/synctest bubble into another, where using it panics.
+type waiter struct {
+	prev, next *waiter
+	ready      chan struct{}
+	served     bool  // under mu: a slot was taken for this waiter
+	inFlight   int64 // the count in flight with that slot
+}
+
+// AcquireContext takes a slot like Acquire, but where the limit is full and Config.MaxWait
+// is set, it waits for one, until MaxWait has passed or ctx is done. A slot freed by Done or
+// Cancel, or made free by a higher limit after a window, goes to a waiter rather than to a
+// new caller of AcquireContext, in Config.WaitOrder.
+//
+// A caller that gives up gets an error that matches ErrLimitExceeded and, where ctx ended
+// the wait, ctx's error too; it holds no slot. A caller that would make more than
+// Config.MaxWaiters wait is rejected at once, as is every caller where MaxWait is 0, the
+// default. A ctx that is done before the call returns its error without a slot. The time
+// spent waiting is not part of the call's latency, which runs from taking the slot.
+func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
+	if err := ctx.Err(); err != nil {
+		return Permit{}, err
+	}
+	if l.mode != enforcing || l.cfg.MaxWait == 0 {
+		return l.Acquire()
+	}
+	if l.wait.count.Load() == 0 {
+		// Nobody waits: take a free slot as Acquire does. With waiters, queue behind them.
+		if n, ok := l.slots.tryAcquire(); ok {
+			return l.started(n), nil
+		}
+	}
+	return l.await(ctx)
+}
+
+// started returns the permit of a caller of AcquireContext that took a slot with n in
+// flight, itself included: its latency runs from now.
+func (l *Limiter) started(n int64) Permit {
+	p := Permit{l: l, start: untimed, inFlight: n}
+	if l.timed() {
+		p.start = l.src.now()
+	}
+	return p
+}
+
+// await queues the caller and waits until it is served, MaxWait passes or ctx is done.
+func (l *Limiter) await(ctx context.Context) (Permit, error) {
+	w := l.enqueue()
+	if w == nil {
+		return l.reject()
+	}
+	select {
+	case <-w.ready: // served while queueing: no timer needed
+		return l.started(w.inFlight), nil
+	default:
+	}
+	timer := time.NewTimer(l.cfg.MaxWait)
+	defer timer.Stop()
+	select {
+	case <-w.ready:
+		return l.started(w.inFlight), nil
+	case <-timer.C:
+		l.giveUp(w)
+		return l.reject()
+	case <-ctx.Done():
+		l.giveUp(w)
+		_, rejection := l.reject()
+		return Permit{}, &waitError{rejection: rejection, ctxErr: ctx.Err()}
+	}
+}
+
+// enqueue adds a waiter to the list and serves the list, since a slot may have been freed
+// while the caller was on its way here; it returns nil where the list is at its bound.
+//
+// A finishing call frees its slot and then reads the count; a caller here adds to the count
+// and then looks for a free slot. Atomics are sequentially consistent, so at least one of
+// the two sees the other, and a slot is never freed unseen by a waiter that came too late.
+func (l *Limiter) enqueue() *waiter {
+	q := &l.wait
+	bound := int64(l.cfg.MaxWaiters)
+	if bound == 0 {
+		bound = l.slots.limit.Load()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.count.Load() >= bound {
+		return nil
+	}
+	w := &waiter{ready: make(chan struct{}, 1), prev: q.tail}
+	if q.tail != nil {
+		q.tail.next = w
+	} else {
+		q.head = w
+	}
+	q.tail = w
+	q.count.Add(1)
+	l.serve()
+	return w
+}
+
+// passOn hands slots to waiters, if there are any, after a slot was freed or the limit
+// raised. With nobody waiting it costs one load.
+func (l *Limiter) passOn() {
+	if l.wait.count.Load() != 0 {
+		l.serveLocked()
+	}
+}
+
+func (l *Limiter) serveLocked() {
+	l.wait.mu.Lock()
+	l.serve()
+	l.wait.mu.Unlock()
+}
+
+// serve takes free slots for waiters, in the limiter's order, while both last. It holds mu.
+func (l *Limiter) serve() {
+	q := &l.wait
+	for q.head != nil {
+		n, ok := l.slots.tryAcquire()
+		if !ok {
+			return
+		}
+		w := q.head
+		if l.cfg.WaitOrder == LIFO {
+			w = q.tail
+		}
+		q.remove(w)
+		w.served, w.inFlight = true, n
+		w.ready <- struct{}{}
+	}
+}
+
+// giveUp takes w off the list. Where a slot was taken for w as it gave up, the slot goes to
+// the next waiter or back to the limit: a waiter that gives up holds none.
+func (l *Limiter) giveUp(w *waiter) {
+	q := &l.wait
+	q.mu.Lock()
+	served := w.served
+	if !served {
+		q.remove(w)
+	}
+	q.mu.Unlock()
+	q.abandoned.Add(1)
+	if served {
+		l.slots.free()
+		l.passOn()
+	}
+}
+
+// remove takes w off the list. It holds mu.
+func (q *waitQueue) remove(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		q.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		q.tail = w.prev
+	}
+	w.prev, w.next = nil, nil
+	q.count.Add(-1)
+}
+
+// waitError is the error of a caller whose context ended its wait: it matches both the
+// limiter's rejection and the context's error.
+type waitError struct {
+	rejection error
+	ctxErr    error
+}
+
+func (e *waitError) Error() string {
+	return e.rejection.Error() + ": gave up waiting: " + e.ctxErr.Error()
+}
+
+func (e *waitError) Unwrap() []error { return []error{e.rejection, e.ctxErr} }
