@@ -9,6 +9,10 @@
 // both ([Vegas]). The limit settles near the concurrency the dependency serves without
 // queueing.
 //
+// By default a full limiter rejects at once. With [Config.MaxWait] set,
+// [Limiter.AcquireContext] and [Do] wait for a slot instead, for at most that long, and a
+// freed slot goes to a waiting caller before a new one.
+//
 // Use it where the dependency's capacity is unknown or changes: it is shared, it autoscales,
 // its load depends on other clients. Where the right number is known (a pool of 10
 // connections), a fixed bulkhead is simpler; to cap calls per second, use a rate limiter.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -61,6 +62,41 @@ func ExampleManualClock() {
 	// Output:
 	// true
 	// 1 1s
+}
+
+// With MaxWait set, a caller of AcquireContext (or Do) waits for a slot where the limit is
+// full, and a freed slot goes to it rather than to a new caller. Its latency runs from taking
+// the slot: the wait is not part of it.
+func ExampleLimiter_AcquireContext() {
+	clock := adaptivelimit.NewManualClock()
+	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
+		Name: "batch", InitialLimit: 1, MaxLimit: 1, MinWindowSamples: 1, MaxWait: time.Minute, Clock: clock,
+	})
+	running, _ := limiter.Acquire() // holds the only slot
+
+	done := make(chan error)
+	go func() {
+		permit, err := limiter.AcquireContext(context.Background()) // waits
+		if err == nil {
+			clock.Advance(time.Second) // the call takes 1 s
+			permit.Done(nil)
+		}
+		done <- err
+	}()
+	for limiter.Snapshot().Waiting == 0 {
+		runtime.Gosched() // until the goroutine waits
+	}
+	_, err := limiter.Acquire()
+	fmt.Println("a new caller is rejected:", errors.Is(err, adaptivelimit.ErrLimitExceeded))
+
+	clock.Advance(2 * time.Second) // the running call takes 2 s
+	running.Done(nil)              // and hands its slot to the waiter
+	fmt.Println("the waiter:", <-done)
+	fmt.Println("its latency:", limiter.Snapshot().WindowLatency)
+	// Output:
+	// a new caller is rejected: true
+	// the waiter: <nil>
+	// its latency: 1s
 }
 
 // AIMD backs off after a window with a drop: here a per-call timeout inside the limit.
