@@ -32,7 +32,8 @@ func (o WaitOrder) String() string {
 // waitQueue holds the callers of AcquireContext that wait for a slot. The count is what a
 // finishing call reads: it has a line of its own and is written only when a caller starts or
 // stops waiting, so with nobody waiting it stays in every processor's cache. The rest is
-// touched only by waiters and by the calls that serve them, under mu.
+// touched only by waiters and by the calls that serve them, under mu, and is padded away
+// from what every call reads.
 type waitQueue struct {
 	_     pad
 	count atomic.Int64 // waiters in the list
@@ -41,6 +42,7 @@ type waitQueue struct {
 	mu         sync.Mutex
 	head, tail *waiter
 	abandoned  atomic.Uint64 // waiters that gave up
+	_          pad
 }
 
 // waiter is one waiting caller. A waiter is served once: the call that serves it takes a
