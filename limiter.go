@@ -8,7 +8,8 @@ import (
 )
 
 // Limiter caps how many calls run at once, and moves the cap after every window: up while
-// latency holds, down when it rises or calls are dropped. A full limiter rejects at once.
+// latency holds, down when it rises or calls are dropped. A full limiter rejects at once, or,
+// where Config.MaxWait is set, lets callers of AcquireContext wait for a slot.
 //
 // A Limiter is safe for concurrent use. Create one with New; the zero Limiter is not usable,
 // and a Limiter must not be copied.
@@ -67,7 +68,7 @@ func New(c Config) (*Limiter, error) {
 }
 
 // Acquire takes a slot, or returns the limiter's *LimitExceededError at once if the limit
-// is full. Finish the permit with Done or Cancel exactly once.
+// is full: it never waits. Finish the permit with Done or Cancel exactly once.
 func (l *Limiter) Acquire() (Permit, error) {
 	if l.slots.full() && l.mode == enforcing {
 		// Checked before tryAcquire, which checks again, so that a rejection runs straight
