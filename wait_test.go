@@ -505,10 +505,15 @@ func TestWaitStress(t *testing.T) {
 				require.Zero(t, s.InFlight)
 				require.Zero(t, s.Waiting)
 				require.GreaterOrEqual(t, s.Rejected, s.WaitAbandoned)
-				for i := 0; runtime.NumGoroutine() > goroutinesBefore && i < 1000; i++ {
-					runtime.Gosched() // the workers have returned; let them exit
+				// The workers have returned, and the timers of their contexts may still be
+				// running their cancel funcs: give both a second to exit.
+				for until := time.Now().Add(time.Second); runtime.NumGoroutine() > goroutinesBefore && time.Now().Before(until); {
+					runtime.Gosched()
 				}
-				require.LessOrEqual(t, runtime.NumGoroutine(), goroutinesBefore, "nothing is left running")
+				if runtime.NumGoroutine() > goroutinesBefore {
+					buf := make([]byte, 1<<20)
+					t.Fatalf("goroutines left running:\n%s", buf[:runtime.Stack(buf, true)])
+				}
 			})
 		})
 	}
