@@ -75,6 +75,9 @@ var samples = map[string][]string{
 	"alpha":            {"1", "2", "3", "4", "5", "6"},
 	"beta":             {"11", "12", "13", "14", "15", "16"},
 	"probeMultiplier":  {"2", "3", "4", "5", "6", "7"},
+	"maxWait":          {"1s", "2s", "3s", "4s", "5s", "6s"},
+	"maxWaiters":       {"1", "2", "3", "4", "5", "6"},
+	"waitOrder":        {"lifo", "fifo", "lifo", "fifo", "lifo", "fifo"},
 	"enabled":          {"false", "true", "false", "true", "false", "true"},
 	"dryRun":           {"true", "false", "true", "false", "true", "false"},
 }
