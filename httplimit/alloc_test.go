@@ -1,0 +1,45 @@
+package httplimit_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience4cata/adaptivelimit/httplimit"
+)
+
+// discardWriter is a ResponseWriter that allocates nothing, so that what a test counts is
+// what the middleware allocates.
+type discardWriter struct{ header http.Header }
+
+func (w *discardWriter) Header() http.Header         { return w.header }
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *discardWriter) WriteHeader(int)             {}
+
+// Rejecting a request allocates nothing beyond what the ResponseWriter does.
+func TestMiddlewareRejectionAllocs(t *testing.T) {
+	l, _ := newLimiter(t, 1)
+	_, err := l.Acquire()
+	require.NoError(t, err)
+	h := httplimit.Middleware(l)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		t.Fatal("the handler is called")
+	}))
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	w := &discardWriter{header: http.Header{}}
+	require.Zero(t, testing.AllocsPerRun(1000, func() { h.ServeHTTP(w, r) }))
+	require.Equal(t, []string{"1"}, w.header["Retry-After"])
+
+	// On a real writer, a rejection costs what writing the same response by hand costs.
+	written := testing.AllocsPerRun(100, func() {
+		w := httptest.NewRecorder()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("Service Unavailable\n"))
+	})
+	rejected := testing.AllocsPerRun(100, func() { h.ServeHTTP(httptest.NewRecorder(), r) })
+	require.LessOrEqual(t, rejected, written)
+}

@@ -1,0 +1,118 @@
+package httplimit
+
+import (
+	"net/http"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+// Middleware returns a middleware that runs each request inside l. A request that finds the
+// limit full gets the rejection status (503 by default, see WithRejectionStatus), a
+// Retry-After header (see WithRetryAfter) and a short plain-text body, and the handler is
+// not called.
+//
+// The handler's latency, from the request's admission to the handler's return, is the
+// call's latency; the server classifier (DefaultServerClassifier, see WithServerClassifier)
+// decides from the status it wrote whether that is a sample, a drop or nothing. A handler
+// that panics frees its slot without a sample, and the panic goes on to net/http's own
+// recovery.
+//
+// The ResponseWriter that the handler gets is an http.Flusher, and unwraps to the server's
+// for http.ResponseController.
+func Middleware(l *adaptivelimit.Limiter, opts ...Option) func(http.Handler) http.Handler {
+	o := newOptions(opts)
+	rejection := rejection{
+		status:     o.status,
+		retryAfter: retryAfterHeader(o.retryAfter),
+		body:       []byte(http.StatusText(o.status) + "\n"),
+	}
+	return func(next http.Handler) http.Handler {
+		return &handler{l: l, next: next, classify: o.server, rejection: rejection}
+	}
+}
+
+type handler struct {
+	l         *adaptivelimit.Limiter
+	next      http.Handler
+	classify  func(r *http.Request, status int) Outcome
+	rejection rejection
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p, err := h.l.Acquire()
+	if err != nil {
+		h.rejection.write(w)
+		return
+	}
+	finished := false
+	defer func() {
+		if !finished { // the handler panicked
+			p.Cancel()
+		}
+	}()
+	sw := statusWriter{ResponseWriter: w}
+	h.next.ServeHTTP(&sw, r)
+	finished = true
+	status := sw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	h.classify(r, status).finish(&p)
+}
+
+// rejection is the response to a rejected request, built once so that writing it allocates
+// nothing but what the ResponseWriter does.
+type rejection struct {
+	status     int
+	retryAfter []string
+	body       []byte
+}
+
+var (
+	textPlain = []string{"text/plain; charset=utf-8"}
+	nosniff   = []string{"nosniff"}
+)
+
+func (rj *rejection) write(w http.ResponseWriter) {
+	h := w.Header()
+	// The values are shared by every rejection: the keys are already canonical, and
+	// assigning the slices, unlike Header.Set, allocates none.
+	h["Content-Type"] = textPlain
+	h["X-Content-Type-Options"] = nosniff
+	if rj.retryAfter != nil {
+		h["Retry-After"] = rj.retryAfter
+	}
+	w.WriteHeader(rj.status)
+	_, _ = w.Write(rj.body)
+}
+
+// statusWriter records the status that the handler writes.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 { // 1xx are informational: the final status comes later
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush flushes the underlying ResponseWriter, if it can.
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap returns the underlying ResponseWriter, for http.ResponseController.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,139 @@
+package httplimit_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/resilience4cata/adaptivelimit/httplimit"
+)
+
+func TestMiddlewareRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		opts       []httplimit.Option
+		status     int
+		retryAfter []string
+	}{
+		{"default", nil, 503, []string{"1"}},
+		{"429", []httplimit.Option{httplimit.WithRejectionStatus(429), httplimit.WithRetryAfter(2500 * time.Millisecond)}, 429, []string{"3"}},
+		{"no Retry-After", []httplimit.Option{httplimit.WithRetryAfter(0)}, 503, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := newLimiter(t, 1)
+			var calls atomic.Int64
+			srv := newServer(t, httplimit.Middleware(l, tc.opts...)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+			})))
+			held, err := l.Acquire() // the limit is full
+			require.NoError(t, err)
+
+			resp, err := srv.Client().Get(srv.URL)
+			require.NoError(t, err)
+			body, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.NoError(t, resp.Body.Close())
+
+			require.Equal(t, tc.status, resp.StatusCode)
+			require.Equal(t, tc.retryAfter, resp.Header.Values("Retry-After"))
+			require.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"))
+			require.Equal(t, http.StatusText(tc.status)+"\n", string(body))
+			require.Zero(t, calls.Load(), "the handler is not called")
+			require.Equal(t, uint64(1), l.Snapshot().Rejected)
+
+			held.Done(nil)
+			resp, err = srv.Client().Get(srv.URL)
+			require.NoError(t, err)
+			require.NoError(t, resp.Body.Close())
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			require.Equal(t, int64(1), calls.Load())
+		})
+	}
+}
+
+func TestMiddlewareRejectsBadOptions(t *testing.T) {
+	require.PanicsWithValue(t, "httplimit: rejection status 200 is not a 4xx or 5xx status", func() {
+		httplimit.Middleware(nil, httplimit.WithRejectionStatus(200))
+	})
+	require.PanicsWithValue(t, "httplimit: nil classifier", func() {
+		httplimit.Middleware(nil, httplimit.WithServerClassifier(nil))
+	})
+}
+
+// Each way a handler can end, and what the limiter makes of it.
+func TestMiddlewareClassifies(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler func(w http.ResponseWriter, r *http.Request)
+		opts    []httplimit.Option
+		want    string
+	}{
+		{"success", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }, nil, "sample"},
+		{"no write", func(w http.ResponseWriter, r *http.Request) {}, nil, "sample"},
+		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, nil, "sample"},
+		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, nil, "drop"},
+		{"504", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(504) }, nil, "drop"},
+		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, nil, "none"},
+		{"1xx then 503", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusEarlyHints)
+			w.WriteHeader(503)
+		}, nil, "drop"},
+		{"flushed", func(w http.ResponseWriter, r *http.Request) { w.(http.Flusher).Flush() }, nil, "sample"},
+		{"panic", func(w http.ResponseWriter, r *http.Request) { panic("handler bug") }, nil, "none"},
+		{"abort", func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, nil, "none"},
+		{"custom classifier", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
+			[]httplimit.Option{httplimit.WithServerClassifier(func(r *http.Request, status int) httplimit.Outcome {
+				if status == http.StatusNotFound {
+					return httplimit.Drop
+				}
+				return httplimit.Sample
+			})}, "drop"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, clock := newLimiter(t, 1)
+			done := make(chan struct{}, 1)
+			srv := newServer(t, served(httplimit.Middleware(l, tc.opts...)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				clock.Advance(time.Second) // the handler takes 1 s; the window is over
+				tc.handler(w, r)
+			})), done))
+			if resp, err := srv.Client().Get(srv.URL); err == nil { // a panic closes the connection
+				_, _ = io.Copy(io.Discard, resp.Body)
+				require.NoError(t, resp.Body.Close())
+			}
+			<-done
+			require.Equal(t, tc.want, classified(t, l))
+			if tc.want != "none" {
+				require.Equal(t, time.Second, l.Snapshot().Last.MeanLatency, "the handler's latency")
+			}
+		})
+	}
+}
+
+// A client that goes away while the handler runs says nothing about load.
+func TestMiddlewareClientGoesAway(t *testing.T) {
+	l, clock := newLimiter(t, 1)
+	done := make(chan struct{}, 1)
+	entered := make(chan struct{})
+	srv := newServer(t, served(httplimit.Middleware(l)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		clock.Advance(time.Second)
+		close(entered)
+		<-r.Context().Done()
+		w.WriteHeader(503) // what a handler might write as it gives up: the client is gone
+	})), done))
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+	require.NoError(t, err)
+	go func() {
+		<-entered
+		cancel()
+	}()
+	_, err = srv.Client().Do(req)
+	require.ErrorIs(t, err, context.Canceled)
+	<-done
+	require.Equal(t, "none", classified(t, l))
+}

@@ -1,0 +1,114 @@
+package httplimit
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+// Transport returns a RoundTripper that runs each round trip of base inside l, for an
+// outgoing dependency; a nil base means http.DefaultTransport. A call that finds the limit
+// full returns l's error, which matches adaptivelimit.ErrLimitExceeded, without touching the
+// network.
+//
+// A call with a response holds its slot until the response body is read to EOF or closed,
+// so that its latency covers the body: a body that is never closed holds its slot for good.
+// The client classifier (DefaultClientClassifier, see WithClientClassifier) decides from the
+// status or the error whether the call is a sample, a drop or nothing; a body read that fails
+// is classified again with its error.
+func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...Option) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	o := newOptions(opts)
+	return &transport{l: l, base: base, classify: o.client}
+}
+
+type transport struct {
+	l        *adaptivelimit.Limiter
+	base     http.RoundTripper
+	classify func(resp *http.Response, err error) Outcome
+}
+
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	p, err := t.l.Acquire()
+	if err != nil {
+		if req.Body != nil {
+			_ = req.Body.Close() // a RoundTripper closes the request body, even on errors
+		}
+		return nil, err
+	}
+	finished := false
+	defer func() {
+		if !finished { // base panicked
+			p.Cancel()
+		}
+	}()
+	resp, err := t.base.RoundTrip(req)
+	finished = true
+	if err != nil {
+		t.classify(nil, withDeadline(req, err)).finish(&p)
+		return nil, err
+	}
+	outcome := t.classify(resp, nil)
+	if _, ok := resp.Body.(io.ReadWriteCloser); ok {
+		// A switched protocol (101): the body is a connection, which is no longer a call.
+		outcome.finish(&p)
+		return resp, nil
+	}
+	resp.Body = &body{ReadCloser: resp.Body, p: p, outcome: outcome, resp: resp, classify: t.classify}
+	return resp, nil
+}
+
+// withDeadline returns err joined with context.DeadlineExceeded if the request's deadline
+// has passed. An http.Client with a Timeout cancels a request to a RoundTripper it does not
+// know, as this one, both through its context's deadline and through the request's Cancel
+// channel at the same moment, and which of the two errors the base transport returns is a
+// race; the deadline is what happened.
+func withDeadline(req *http.Request, err error) error {
+	if req == nil {
+		return err
+	}
+	if d, ok := req.Context().Deadline(); ok && !time.Now().Before(d) && !errors.Is(err, context.DeadlineExceeded) {
+		return errors.Join(err, context.DeadlineExceeded)
+	}
+	return err
+}
+
+// body holds a response's slot until it is read to EOF or closed.
+type body struct {
+	io.ReadCloser
+	p        adaptivelimit.Permit
+	outcome  Outcome
+	resp     *http.Response
+	classify func(resp *http.Response, err error) Outcome
+	finished atomic.Bool // Close may run beside Read
+}
+
+func (b *body) Read(buf []byte) (int, error) {
+	n, err := b.ReadCloser.Read(buf)
+	switch {
+	case err == io.EOF:
+		b.finish(b.outcome)
+	case err != nil:
+		b.finish(b.classify(b.resp, withDeadline(b.resp.Request, err)))
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	err := b.ReadCloser.Close()
+	b.finish(b.outcome)
+	return err
+}
+
+func (b *body) finish(o Outcome) {
+	if b.finished.CompareAndSwap(false, true) {
+		o.finish(&b.p)
+	}
+}
