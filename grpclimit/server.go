@@ -1,0 +1,71 @@
+package grpclimit
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+// PushbackKey is the trailer of a server's rejections that tells gRPC clients how many
+// milliseconds to wait before they retry.
+const PushbackKey = "grpc-retry-pushback-ms"
+
+// UnaryServerInterceptor returns an interceptor that runs each unary call inside l. A call
+// that finds the limit full is rejected without calling the handler; the handler's latency
+// is the call's latency, and its error is classified.
+func UnaryServerInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.UnaryServerInterceptor {
+	s := newServer(l, opts)
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		err = s.run(func(md metadata.MD) error { return grpc.SetTrailer(ctx, md) }, func() error {
+			resp, err = handler(ctx, req)
+			return err
+		})
+		return resp, err
+	}
+}
+
+// StreamServerInterceptor returns an interceptor that runs each streaming call inside l: the
+// stream holds its slot until the handler returns.
+func StreamServerInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.StreamServerInterceptor {
+	s := newServer(l, opts)
+	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		return s.run(func(md metadata.MD) error { ss.SetTrailer(md); return nil }, func() error {
+			return handler(srv, ss)
+		})
+	}
+}
+
+type server struct {
+	l        *adaptivelimit.Limiter
+	o        options
+	pushback string
+}
+
+func newServer(l *adaptivelimit.Limiter, opts []Option) *server {
+	o := newOptions(opts)
+	return &server{l: l, o: o, pushback: pushbackMillis(o.pushback)}
+}
+
+// run runs handler inside the limit, or rejects the call with the pushback trailer.
+func (s *server) run(setTrailer func(metadata.MD) error, handler func() error) error {
+	p, err := s.l.Acquire()
+	if err != nil {
+		if s.pushback != "" {
+			_ = setTrailer(metadata.Pairs(PushbackKey, s.pushback))
+		}
+		return rejected(err, s.o.code)
+	}
+	finished := false
+	defer func() {
+		if !finished { // the handler panicked
+			p.Cancel()
+		}
+	}()
+	err = handler()
+	finished = true
+	s.o.classify(err).finish(&p)
+	return err
+}
