@@ -29,7 +29,7 @@ func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Unary
 		}()
 		err = invoker(ctx, method, req, reply, cc, callOpts...)
 		finished = true
-		o.classify(err).finish(&p)
+		p.Finish(o.classify(err))
 		return err
 	}
 }
@@ -54,7 +54,7 @@ func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Stre
 		cs, err := streamer(ctx, desc, cc, method, callOpts...)
 		finished = true
 		if err != nil {
-			o.classify(err).finish(&p)
+			p.Finish(o.classify(err))
 			return nil, err
 		}
 		s := &clientStream{ClientStream: cs, p: p, classify: o.classify, oneReply: !desc.ServerStreams}
@@ -66,7 +66,7 @@ func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Stre
 type clientStream struct {
 	grpc.ClientStream
 	p        adaptivelimit.Permit
-	classify func(error) Outcome
+	classify func(error) adaptivelimit.Outcome
 	oneReply bool        // the server sends one message, after which the stream is over
 	stop     func() bool // stops the finish when the context is done
 	finished atomic.Bool
@@ -76,11 +76,11 @@ func (s *clientStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
 	switch {
 	case err == io.EOF:
-		s.end(Sample)
+		s.end(adaptivelimit.Sample)
 	case err != nil:
 		s.end(s.classify(err))
 	case s.oneReply:
-		s.end(Sample)
+		s.end(adaptivelimit.Sample)
 	}
 	return err
 }
@@ -94,13 +94,13 @@ func (s *clientStream) SendMsg(m any) error {
 }
 
 // end finishes the stream before its context is done.
-func (s *clientStream) end(o Outcome) {
+func (s *clientStream) end(o adaptivelimit.Outcome) {
 	s.stop()
 	s.finish(o)
 }
 
-func (s *clientStream) finish(o Outcome) {
+func (s *clientStream) finish(o adaptivelimit.Outcome) {
 	if s.finished.CompareAndSwap(false, true) {
-		o.finish(&s.p)
+		s.p.Finish(o)
 	}
 }

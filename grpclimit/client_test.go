@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/grpclimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
 
 func clientInterceptors(l *adaptivelimit.Limiter, opts ...grpclimit.Option) []grpc.DialOption {
@@ -31,7 +31,7 @@ func clientInterceptors(l *adaptivelimit.Limiter, opts ...grpclimit.Option) []gr
 func TestClientRejects(t *testing.T) {
 	for _, network := range networks {
 		t.Run(network, func(t *testing.T) {
-			l, _ := newLimiter(t, 1)
+			l, _ := limittest.Fixed(t, "echo", 1)
 			var calls atomic.Int64
 			e := &echo{answer: func(context.Context, string) error { calls.Add(1); return nil }}
 			cc := dial(t, network, e, nil, clientInterceptors(l)...)
@@ -74,7 +74,7 @@ func TestClientClassifies(t *testing.T) {
 	} {
 		for _, kind := range []string{"unary", "stream"} {
 			t.Run(kind+"/"+tc.code.String(), func(t *testing.T) {
-				l, clock := newLimiter(t, 1)
+				l, clock := limittest.Fixed(t, "echo", 1)
 				e := &echo{answer: func(context.Context, string) error {
 					clock.Advance(time.Second) // the call takes 1 s; the window is over
 					return status.Error(tc.code, "answer")
@@ -87,35 +87,11 @@ func TestClientClassifies(t *testing.T) {
 					err = bidi(t, cc, "a")
 				}
 				require.Equal(t, tc.code, status.Code(err))
-				require.Equal(t, tc.want, classified(t, l))
+				require.Equal(t, tc.want, limittest.Classified(t, l))
 			})
 		}
 	}
 }
-
-// deadlineContext is a context whose deadline passes when the test says so.
-type deadlineContext struct {
-	context.Context
-	done   chan struct{}
-	expire sync.Once
-}
-
-func newDeadlineContext() *deadlineContext {
-	return &deadlineContext{Context: context.Background(), done: make(chan struct{})}
-}
-
-func (c *deadlineContext) Done() <-chan struct{} { return c.done }
-
-func (c *deadlineContext) Err() error {
-	select {
-	case <-c.done:
-		return context.DeadlineExceeded
-	default:
-		return nil
-	}
-}
-
-func (c *deadlineContext) pass() { c.expire.Do(func() { close(c.done) }) }
 
 // A call whose deadline passes is a drop; one that the caller cancels says nothing.
 func TestClientDeadlineAndCancellation(t *testing.T) {
@@ -125,11 +101,11 @@ func TestClientDeadlineAndCancellation(t *testing.T) {
 		code codes.Code
 		want string
 	}{
-		{"deadline", func() (context.Context, func()) { c := newDeadlineContext(); return c, c.pass }, codes.DeadlineExceeded, "drop"},
+		{"deadline", func() (context.Context, func()) { c := limittest.NewDeadlineContext(); return c, c.Pass }, codes.DeadlineExceeded, "drop"},
 		{"canceled", func() (context.Context, func()) { return context.WithCancel(context.Background()) }, codes.Canceled, "none"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, clock := newLimiter(t, 1)
+			l, clock := limittest.Fixed(t, "echo", 1)
 			entered, release := make(chan struct{}), make(chan struct{})
 			defer close(release)
 			e := &echo{answer: func(context.Context, string) error {
@@ -146,7 +122,7 @@ func TestClientDeadlineAndCancellation(t *testing.T) {
 			}()
 			err := unary(ctx, cc, "hi")
 			require.Equal(t, tc.code, status.Code(err), "%v", err)
-			require.Equal(t, tc.want, classified(t, l))
+			require.Equal(t, tc.want, limittest.Classified(t, l))
 		})
 	}
 }
@@ -156,7 +132,7 @@ func TestClientDeadlineAndCancellation(t *testing.T) {
 func TestClientStreamHoldsItsSlot(t *testing.T) {
 	for _, network := range networks {
 		t.Run(network, func(t *testing.T) {
-			l, clock := newLimiter(t, 1)
+			l, clock := limittest.Fixed(t, "echo", 1)
 			cc := dial(t, network, &echo{answer: func(context.Context, string) error { return nil }}, nil, clientInterceptors(l)...)
 
 			cs, err := cc.NewStream(context.Background(), &bidiDesc, bidiMethod)
@@ -171,7 +147,7 @@ func TestClientStreamHoldsItsSlot(t *testing.T) {
 			require.NoError(t, cs.CloseSend())
 			require.Equal(t, 1, l.InFlight())
 			require.ErrorIs(t, cs.RecvMsg(new(wrapperspb.StringValue)), io.EOF)
-			require.Equal(t, "sample", classified(t, l))
+			require.Equal(t, "sample", limittest.Classified(t, l))
 			require.Equal(t, time.Second, l.Snapshot().Last.MeanLatency, "the stream's whole life")
 
 			// A client-streaming call ends with the server's one reply.
@@ -203,8 +179,8 @@ func TestClientStreamHoldsItsSlot(t *testing.T) {
 
 // A client interceptor stacks on a server one: the server's rejection is the client's drop.
 func TestServerRejectionIsAClientDrop(t *testing.T) {
-	server, _ := newLimiter(t, 1)
-	client, clock := newLimiter(t, 2)
+	server, _ := limittest.Fixed(t, "echo", 1)
+	client, clock := limittest.Fixed(t, "echo", 2)
 	cc := dial(t, "tcp", &echo{answer: func(context.Context, string) error { return nil }},
 		[]grpc.ServerOption{grpc.UnaryInterceptor(grpclimit.UnaryServerInterceptor(server))},
 		clientInterceptors(client)...)
@@ -214,6 +190,6 @@ func TestServerRejectionIsAClientDrop(t *testing.T) {
 	err = unary(context.Background(), cc, "hi")
 	require.Equal(t, codes.ResourceExhausted, status.Code(err))
 	require.False(t, errors.Is(err, adaptivelimit.ErrLimitExceeded), "the server's limit, not the client's")
-	require.Equal(t, "drop", classified(t, client))
+	require.Equal(t, "drop", limittest.Classified(t, client))
 	held.Done(nil)
 }

@@ -7,6 +7,6 @@
 // with an error whose status has the same code and that matches
 // adaptivelimit.ErrLimitExceeded, without sending it.
 //
-// Each call that is admitted ends with an [Outcome] that the classifier (DefaultClassifier,
+// Each call that is admitted ends with an [adaptivelimit.Outcome] that the classifier (DefaultClassifier,
 // see WithClassifier) decides from its status. A stream holds its slot until it ends.
 package grpclimit

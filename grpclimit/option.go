@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+
+	"github.com/resilience4cata/adaptivelimit"
 )
 
 // An Option configures an interceptor.
@@ -14,7 +16,7 @@ type Option func(*options)
 type options struct {
 	code     codes.Code
 	pushback time.Duration
-	classify func(err error) Outcome
+	classify func(err error) adaptivelimit.Outcome
 }
 
 // WithRejectionCode sets the code of rejected calls: codes.ResourceExhausted by default.
@@ -33,7 +35,7 @@ func WithPushback(d time.Duration) Option {
 // WithClassifier replaces DefaultClassifier. It is called with the error that ends each
 // admitted call, nil for a success; a server handler that panics frees its slot without
 // calling it. The interceptor panics, when it is built, if f is nil.
-func WithClassifier(f func(err error) Outcome) Option {
+func WithClassifier(f func(err error) adaptivelimit.Outcome) Option {
 	return func(o *options) { o.classify = f }
 }
 

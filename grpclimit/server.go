@@ -66,6 +66,6 @@ func (s *server) run(setTrailer func(metadata.MD) error, handler func() error) e
 	}()
 	err = handler()
 	finished = true
-	s.o.classify(err).finish(&p)
+	p.Finish(s.o.classify(err))
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/resilience4cata/adaptivelimit/grpclimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
 
 // A full limit rejects unary and streaming calls with the rejection code and the pushback
@@ -33,7 +34,7 @@ func TestServerRejects(t *testing.T) {
 			{"no pushback", []grpclimit.Option{grpclimit.WithPushback(0)}, codes.ResourceExhausted, nil},
 		} {
 			t.Run(network+"/"+tc.name, func(t *testing.T) {
-				l, _ := newLimiter(t, 1)
+				l, _ := limittest.Fixed(t, "echo", 1)
 				var calls atomic.Int64
 				e := &echo{answer: func(context.Context, string) error { calls.Add(1); return nil }}
 				cc := dial(t, network, e, []grpc.ServerOption{
@@ -92,7 +93,7 @@ func TestServerClassifies(t *testing.T) {
 	} {
 		for _, kind := range []string{"unary", "stream"} {
 			t.Run(kind+"/"+fmt.Sprint(tc.err), func(t *testing.T) {
-				l, clock := newLimiter(t, 1)
+				l, clock := limittest.Fixed(t, "echo", 1)
 				e := &echo{answer: func(context.Context, string) error {
 					clock.Advance(time.Second) // the handler takes 1 s; the window is over
 					return tc.err
@@ -112,7 +113,7 @@ func TestServerClassifies(t *testing.T) {
 					want = status.FromContextError(tc.err).Code()
 				}
 				require.Equal(t, want, status.Code(err), "%v", err)
-				require.Equal(t, tc.want, classified(t, l))
+				require.Equal(t, tc.want, limittest.Classified(t, l))
 				if tc.want != "none" {
 					require.Equal(t, time.Second, l.Snapshot().Last.MeanLatency, "the handler's latency")
 				}
@@ -148,7 +149,7 @@ func bidi(t *testing.T, cc *grpc.ClientConn, msgs ...string) error {
 func TestServerStreamHoldsItsSlot(t *testing.T) {
 	for _, network := range networks {
 		t.Run(network, func(t *testing.T) {
-			l, _ := newLimiter(t, 1)
+			l, _ := limittest.Fixed(t, "echo", 1)
 			cc := dial(t, network, &echo{answer: func(context.Context, string) error { return nil }}, []grpc.ServerOption{
 				grpc.UnaryInterceptor(grpclimit.UnaryServerInterceptor(l)),
 				grpc.StreamInterceptor(grpclimit.StreamServerInterceptor(l)),
@@ -170,15 +171,15 @@ func TestServerStreamHoldsItsSlot(t *testing.T) {
 
 // A handler that panics frees its slot, and the panic goes on.
 func TestServerPanicFreesTheSlot(t *testing.T) {
-	l, _ := newLimiter(t, 1)
+	l, _ := limittest.Fixed(t, "echo", 1)
 	unaryIC := grpclimit.UnaryServerInterceptor(l)
 	require.PanicsWithValue(t, "bug", func() {
 		_, _ = unaryIC(context.Background(), nil, &grpc.UnaryServerInfo{}, func(context.Context, any) (any, error) { panic("bug") })
 	})
-	require.Equal(t, "none", classified(t, l))
+	require.Equal(t, "none", limittest.Classified(t, l))
 	streamIC := grpclimit.StreamServerInterceptor(l)
 	require.PanicsWithValue(t, "bug", func() {
 		_ = streamIC(nil, nil, &grpc.StreamServerInfo{}, func(any, grpc.ServerStream) error { panic("bug") })
 	})
-	require.Equal(t, "none", classified(t, l))
+	require.Equal(t, "none", limittest.Classified(t, l))
 }

@@ -5,15 +5,12 @@ import (
 	"io"
 	"net"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/wrapperspb"
-
-	"github.com/resilience4cata/adaptivelimit"
 )
 
 // echo is a test service, written as protoc-gen-go-grpc would write it: Unary answers one
@@ -107,35 +104,4 @@ func dial(t *testing.T, network string, e *echo, opts []grpc.ServerOption, dialO
 
 func unary(ctx context.Context, cc *grpc.ClientConn, msg string, opts ...grpc.CallOption) error {
 	return cc.Invoke(ctx, unaryMethod, wrapperspb.String(msg), new(wrapperspb.StringValue), opts...)
-}
-
-// newLimiter returns a limiter on a ManualClock whose window of 1 s closes after a single
-// call, so that the snapshot tells how a call was classified.
-func newLimiter(t *testing.T, limit int) (*adaptivelimit.Limiter, *adaptivelimit.ManualClock) {
-	t.Helper()
-	clock := adaptivelimit.NewManualClock()
-	l, err := adaptivelimit.New(adaptivelimit.Config{
-		Name: "echo", MinLimit: limit, MaxLimit: limit, InitialLimit: limit,
-		MinWindowSamples: 1, Window: time.Second, Clock: clock,
-	})
-	require.NoError(t, err)
-	return l, clock
-}
-
-// classified reads how the single finished call of l was classified: "sample", "drop", or
-// "none" when its slot was freed without a sample.
-func classified(t *testing.T, l *adaptivelimit.Limiter) string {
-	t.Helper()
-	s := l.Snapshot()
-	require.Zero(t, s.InFlight, "the slot is freed")
-	switch {
-	case s.Windows == 0:
-		return "none"
-	case s.Last.Samples == 1 && s.Last.Drops == 1:
-		return "drop"
-	case s.Last.Samples == 1 && s.Last.Drops == 0:
-		return "sample"
-	}
-	t.Fatalf("unexpected window: %+v", s.Last)
-	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience4cata/adaptivelimit/httplimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
 
 // discardWriter is a ResponseWriter that allocates nothing, so that what a test counts is
@@ -20,7 +21,7 @@ func (w *discardWriter) WriteHeader(int)             {}
 
 // Rejecting a request allocates nothing beyond what the ResponseWriter does.
 func TestMiddlewareRejectionAllocs(t *testing.T) {
-	l, _ := newLimiter(t, 1)
+	l, _ := limittest.Fixed(t, "api", 1)
 	_, err := l.Acquire()
 	require.NoError(t, err)
 	h := httplimit.Middleware(l)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {

@@ -6,7 +6,7 @@
 // find it full with an error that matches [adaptivelimit.ErrLimitExceeded], without touching
 // the network.
 //
-// Each call that is admitted ends with an [Outcome]: a latency sample of a healthy call, a
-// drop (the dependency is overloaded), or nothing (the call says nothing about load). The
-// classifiers decide it from the status code or the error; options replace them.
+// Each call that is admitted ends with an [adaptivelimit.Outcome]: a latency sample of a
+// healthy call, a drop (the server is overloaded), or nothing (the call says nothing about
+// load). The classifiers decide it from the status code or the error; options replace them.
 package httplimit

@@ -6,43 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/require"
-
-	"github.com/resilience4cata/adaptivelimit"
 )
-
-// newLimiter returns a limiter on a ManualClock whose window of 1 s closes after a single
-// call, so that the snapshot tells how a call was classified.
-func newLimiter(t *testing.T, limit int) (*adaptivelimit.Limiter, *adaptivelimit.ManualClock) {
-	t.Helper()
-	clock := adaptivelimit.NewManualClock()
-	l, err := adaptivelimit.New(adaptivelimit.Config{
-		Name: "api", MinLimit: limit, MaxLimit: limit, InitialLimit: limit,
-		MinWindowSamples: 1, Window: time.Second, Clock: clock,
-	})
-	require.NoError(t, err)
-	return l, clock
-}
-
-// classified reads how the single finished call of l was classified: "sample", "drop", or
-// "none" when its slot was freed without a sample.
-func classified(t *testing.T, l *adaptivelimit.Limiter) string {
-	t.Helper()
-	s := l.Snapshot()
-	require.Zero(t, s.InFlight, "the slot is freed")
-	switch {
-	case s.Windows == 0:
-		return "none"
-	case s.Last.Samples == 1 && s.Last.Drops == 1:
-		return "drop"
-	case s.Last.Samples == 1 && s.Last.Drops == 0:
-		return "sample"
-	}
-	t.Fatalf("unexpected window: %+v", s.Last)
-	return ""
-}
 
 // newServer starts a loopback server whose handler is h; the server's own log is discarded,
 // since some tests panic on purpose.

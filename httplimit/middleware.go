@@ -34,7 +34,7 @@ func Middleware(l *adaptivelimit.Limiter, opts ...Option) func(http.Handler) htt
 type handler struct {
 	l         *adaptivelimit.Limiter
 	next      http.Handler
-	classify  func(r *http.Request, status int) Outcome
+	classify  func(r *http.Request, status int) adaptivelimit.Outcome
 	rejection rejection
 }
 
@@ -57,7 +57,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h.classify(r, status).finish(&p)
+	p.Finish(h.classify(r, status))
 }
 
 // rejection is the response to a rejected request, built once so that writing it allocates

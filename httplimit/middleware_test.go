@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/httplimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
 
 func TestMiddlewareRejects(t *testing.T) {
@@ -25,7 +27,7 @@ func TestMiddlewareRejects(t *testing.T) {
 		{"no Retry-After", []httplimit.Option{httplimit.WithRetryAfter(0)}, 503, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, _ := newLimiter(t, 1)
+			l, _ := limittest.Fixed(t, "api", 1)
 			var calls atomic.Int64
 			srv := newServer(t, httplimit.Middleware(l, tc.opts...)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				calls.Add(1)
@@ -87,15 +89,15 @@ func TestMiddlewareClassifies(t *testing.T) {
 		{"panic", func(w http.ResponseWriter, r *http.Request) { panic("handler bug") }, nil, "none"},
 		{"abort", func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, nil, "none"},
 		{"custom classifier", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
-			[]httplimit.Option{httplimit.WithServerClassifier(func(r *http.Request, status int) httplimit.Outcome {
+			[]httplimit.Option{httplimit.WithServerClassifier(func(r *http.Request, status int) adaptivelimit.Outcome {
 				if status == http.StatusNotFound {
-					return httplimit.Drop
+					return adaptivelimit.Drop
 				}
-				return httplimit.Sample
+				return adaptivelimit.Sample
 			})}, "drop"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, clock := newLimiter(t, 1)
+			l, clock := limittest.Fixed(t, "api", 1)
 			done := make(chan struct{}, 1)
 			srv := newServer(t, served(httplimit.Middleware(l, tc.opts...)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				clock.Advance(time.Second) // the handler takes 1 s; the window is over
@@ -106,7 +108,7 @@ func TestMiddlewareClassifies(t *testing.T) {
 				require.NoError(t, resp.Body.Close())
 			}
 			<-done
-			require.Equal(t, tc.want, classified(t, l))
+			require.Equal(t, tc.want, limittest.Classified(t, l))
 			if tc.want != "none" {
 				require.Equal(t, time.Second, l.Snapshot().Last.MeanLatency, "the handler's latency")
 			}
@@ -116,7 +118,7 @@ func TestMiddlewareClassifies(t *testing.T) {
 
 // A client that goes away while the handler runs says nothing about load.
 func TestMiddlewareClientGoesAway(t *testing.T) {
-	l, clock := newLimiter(t, 1)
+	l, clock := limittest.Fixed(t, "api", 1)
 	done := make(chan struct{}, 1)
 	entered := make(chan struct{})
 	srv := newServer(t, served(httplimit.Middleware(l)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -135,5 +137,5 @@ func TestMiddlewareClientGoesAway(t *testing.T) {
 	_, err = srv.Client().Do(req)
 	require.ErrorIs(t, err, context.Canceled)
 	<-done
-	require.Equal(t, "none", classified(t, l))
+	require.Equal(t, "none", limittest.Classified(t, l))
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/resilience4cata/adaptivelimit"
 )
 
 // An Option configures Middleware or Transport.
@@ -13,8 +15,8 @@ type Option func(*options)
 type options struct {
 	status     int
 	retryAfter time.Duration
-	server     func(r *http.Request, status int) Outcome
-	client     func(resp *http.Response, err error) Outcome
+	server     func(r *http.Request, status int) adaptivelimit.Outcome
+	client     func(resp *http.Response, err error) adaptivelimit.Outcome
 }
 
 // WithRejectionStatus sets the status of Middleware's rejections: 503 Service Unavailable
@@ -34,13 +36,13 @@ func WithRetryAfter(d time.Duration) Option {
 // the request and the status the handler wrote (200 if it wrote none) after the handler
 // returns; a handler that panics frees its slot without calling it. Middleware panics, when
 // it is built, if f is nil; so does Transport for WithClientClassifier.
-func WithServerClassifier(f func(r *http.Request, status int) Outcome) Option {
+func WithServerClassifier(f func(r *http.Request, status int) adaptivelimit.Outcome) Option {
 	return func(o *options) { o.server = f }
 }
 
 // WithClientClassifier replaces DefaultClientClassifier in Transport. It is called with the
 // base transport's response or error, and again with the error of a body read that fails.
-func WithClientClassifier(f func(resp *http.Response, err error) Outcome) Option {
+func WithClientClassifier(f func(resp *http.Response, err error) adaptivelimit.Outcome) Option {
 	return func(o *options) { o.client = f }
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/httplimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
 
 // Under 64 concurrent clients a fixed limit of 4, on either side, lets exactly 4 requests in
@@ -21,7 +22,7 @@ func TestNeverOverAdmits(t *testing.T) {
 	const limit, clients, rounds = 4, 64, 20
 	for _, side := range []string{"Middleware", "Transport"} {
 		t.Run(side, func(t *testing.T) {
-			l, _ := newLimiter(t, limit)
+			l, _ := limittest.Fixed(t, "api", limit)
 			var inside, most atomic.Int64
 			var gate atomic.Pointer[chan struct{}]
 			entered := make(chan struct{}, clients)

@@ -32,7 +32,7 @@ func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...Option)
 type transport struct {
 	l        *adaptivelimit.Limiter
 	base     http.RoundTripper
-	classify func(resp *http.Response, err error) Outcome
+	classify func(resp *http.Response, err error) adaptivelimit.Outcome
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -52,13 +52,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	finished = true
 	if err != nil {
-		t.classify(nil, withDeadline(req, err)).finish(&p)
+		p.Finish(t.classify(nil, withDeadline(req, err)))
 		return nil, err
 	}
 	outcome := t.classify(resp, nil)
 	if _, ok := resp.Body.(io.ReadWriteCloser); ok {
 		// A switched protocol (101): the body is a connection, which is no longer a call.
-		outcome.finish(&p)
+		p.Finish(outcome)
 		return resp, nil
 	}
 	resp.Body = &body{ReadCloser: resp.Body, p: p, outcome: outcome, resp: resp, classify: t.classify}
@@ -84,9 +84,9 @@ func withDeadline(req *http.Request, err error) error {
 type body struct {
 	io.ReadCloser
 	p        adaptivelimit.Permit
-	outcome  Outcome
+	outcome  adaptivelimit.Outcome
 	resp     *http.Response
-	classify func(resp *http.Response, err error) Outcome
+	classify func(resp *http.Response, err error) adaptivelimit.Outcome
 	finished atomic.Bool // Close may run beside Read
 }
 
@@ -107,8 +107,8 @@ func (b *body) Close() error {
 	return err
 }
 
-func (b *body) finish(o Outcome) {
+func (b *body) finish(o adaptivelimit.Outcome) {
 	if b.finished.CompareAndSwap(false, true) {
-		o.finish(&b.p)
+		b.p.Finish(o)
 	}
 }

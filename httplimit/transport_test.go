@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,10 +13,11 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/httplimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
 
 func TestTransportRejectsWithoutTheNetwork(t *testing.T) {
-	l, _ := newLimiter(t, 1)
+	l, _ := limittest.Fixed(t, "api", 1)
 	var calls atomic.Int64
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls.Add(1) }))
 	client := &http.Client{Transport: httplimit.Transport(l, srv.Client().Transport)}
@@ -53,12 +53,12 @@ func TestTransportClassifies(t *testing.T) {
 		{"429", 429, nil, "drop"},
 		{"503", 503, nil, "drop"},
 		{"500", 500, nil, "none"},
-		{"custom classifier", 404, []httplimit.Option{httplimit.WithClientClassifier(func(resp *http.Response, err error) httplimit.Outcome {
-			return httplimit.Sample
+		{"custom classifier", 404, []httplimit.Option{httplimit.WithClientClassifier(func(resp *http.Response, err error) adaptivelimit.Outcome {
+			return adaptivelimit.Sample
 		})}, "sample"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, clock := newLimiter(t, 1)
+			l, clock := limittest.Fixed(t, "api", 1)
 			srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				clock.Advance(time.Second)
 				w.WriteHeader(tc.status)
@@ -69,34 +69,10 @@ func TestTransportClassifies(t *testing.T) {
 			require.Equal(t, tc.status, resp.StatusCode)
 			require.Equal(t, 1, l.InFlight(), "the body holds the slot")
 			require.NoError(t, resp.Body.Close())
-			require.Equal(t, tc.want, classified(t, l))
+			require.Equal(t, tc.want, limittest.Classified(t, l))
 		})
 	}
 }
-
-// deadlineContext is a context whose deadline passes when the test says so.
-type deadlineContext struct {
-	context.Context
-	done   chan struct{}
-	expire sync.Once
-}
-
-func newDeadlineContext() *deadlineContext {
-	return &deadlineContext{Context: context.Background(), done: make(chan struct{})}
-}
-
-func (c *deadlineContext) Done() <-chan struct{} { return c.done }
-
-func (c *deadlineContext) Err() error {
-	select {
-	case <-c.done:
-		return context.DeadlineExceeded
-	default:
-		return nil
-	}
-}
-
-func (c *deadlineContext) pass() { c.expire.Do(func() { close(c.done) }) }
 
 // A call that times out is a drop; one that the caller cancels says nothing about load.
 func TestTransportTimeoutsAndCancellation(t *testing.T) {
@@ -106,10 +82,10 @@ func TestTransportTimeoutsAndCancellation(t *testing.T) {
 		want string
 	}{
 		{"deadline", func(client *http.Client, url string, entered <-chan struct{}) error {
-			ctx := newDeadlineContext()
+			ctx := limittest.NewDeadlineContext()
 			go func() {
 				<-entered
-				ctx.pass()
+				ctx.Pass()
 			}()
 			return doWith(client, ctx, url)
 		}, "drop"},
@@ -127,7 +103,7 @@ func TestTransportTimeoutsAndCancellation(t *testing.T) {
 		}, "drop"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, clock := newLimiter(t, 1)
+			l, clock := limittest.Fixed(t, "api", 1)
 			entered, release := make(chan struct{}), make(chan struct{})
 			srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				clock.Advance(time.Second) // the window is over when the call ends
@@ -138,7 +114,7 @@ func TestTransportTimeoutsAndCancellation(t *testing.T) {
 			client := &http.Client{Transport: httplimit.Transport(l, srv.Client().Transport)}
 			err := tc.do(client, srv.URL, entered)
 			require.Error(t, err)
-			require.Equal(t, tc.want, classified(t, l))
+			require.Equal(t, tc.want, limittest.Classified(t, l))
 		})
 	}
 }
@@ -161,7 +137,7 @@ func doWith(client *http.Client, ctx context.Context, url string) error {
 func TestTransportBodyHoldsTheSlot(t *testing.T) {
 	for _, finish := range []string{"close", "EOF"} {
 		t.Run(finish, func(t *testing.T) {
-			l, clock := newLimiter(t, 1)
+			l, clock := limittest.Fixed(t, "api", 1)
 			rest := make(chan struct{})
 			srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.WriteString(w, "head ")
@@ -197,12 +173,12 @@ func classifiedOrHeld(t *testing.T, l *adaptivelimit.Limiter, resp *http.Respons
 		require.Equal(t, 1, l.InFlight())
 		require.NoError(t, resp.Body.Close())
 	}
-	return classified(t, l)
+	return limittest.Classified(t, l)
 }
 
 // A body read that times out makes the call a drop, whatever its status said.
 func TestTransportBodyReadTimesOut(t *testing.T) {
-	l, clock := newLimiter(t, 1)
+	l, clock := limittest.Fixed(t, "api", 1)
 	rest := make(chan struct{})
 	defer close(rest)
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -212,15 +188,15 @@ func TestTransportBodyReadTimesOut(t *testing.T) {
 		<-rest
 	}))
 	client := &http.Client{Transport: httplimit.Transport(l, srv.Client().Transport)}
-	ctx := newDeadlineContext()
+	ctx := limittest.NewDeadlineContext()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
 	require.NoError(t, err)
 	resp, err := client.Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	ctx.pass()
+	ctx.Pass()
 	_, err = io.ReadAll(resp.Body)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Equal(t, "drop", classified(t, l))
+	require.Equal(t, "drop", limittest.Classified(t, l))
 	require.NoError(t, resp.Body.Close())
 }

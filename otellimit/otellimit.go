@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/internal/snapshots"
 )
 
 // ScopeName is the instrumentation scope of the instruments: the package's import path.
@@ -28,14 +29,7 @@ const ScopeName = "github.com/resilience4cata/adaptivelimit/otellimit"
 // Register creates the instruments in mp's meter for ScopeName and observes the limiters
 // at each collection. Unregister the returned Registration to stop observing them.
 func Register(mp metric.MeterProvider, limiters ...*adaptivelimit.Limiter) (metric.Registration, error) {
-	limiters = append([]*adaptivelimit.Limiter(nil), limiters...)
-	return register(mp, func() []adaptivelimit.Snapshot {
-		snapshots := make([]adaptivelimit.Snapshot, len(limiters))
-		for i, l := range limiters {
-			snapshots[i] = l.Snapshot()
-		}
-		return snapshots
-	})
+	return register(mp, snapshots.Of(limiters))
 }
 
 var kind = attribute.String("kind", "adaptivelimit")

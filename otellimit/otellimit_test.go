@@ -3,7 +3,6 @@ package otellimit
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -12,28 +11,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
-
-// ordersTraffic runs known traffic on a ManualClock: two calls of 1 s fill the limit of 2,
-// a third is rejected, and the first to end closes the window, which moves the limit to 6;
-// the other call still runs.
-func ordersTraffic(t *testing.T) *adaptivelimit.Limiter {
-	t.Helper()
-	clock := adaptivelimit.NewManualClock()
-	l, err := adaptivelimit.New(adaptivelimit.Config{
-		Name: "orders", InitialLimit: 2, MinWindowSamples: 1, Smoothing: 1, Clock: clock,
-	})
-	require.NoError(t, err)
-	a, err := l.Acquire()
-	require.NoError(t, err)
-	_, err = l.Acquire()
-	require.NoError(t, err)
-	_, err = l.Acquire()
-	require.ErrorIs(t, err, adaptivelimit.ErrLimitExceeded)
-	clock.Advance(time.Second)
-	a.Done(nil)
-	return l
-}
 
 func collect(t *testing.T, reader *sdkmetric.ManualReader) []metricdata.Metrics {
 	t.Helper()
@@ -67,7 +46,7 @@ func TestRegister(t *testing.T) {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	idle, err := adaptivelimit.New(adaptivelimit.Config{Name: "idle"})
 	require.NoError(t, err)
-	reg, err := Register(mp, ordersTraffic(t), idle)
+	reg, err := Register(mp, limittest.Orders(t), idle)
 	require.NoError(t, err)
 
 	orders, idleName := attribute.String("name", "orders"), attribute.String("name", "idle")

@@ -15,19 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/internal/snapshots"
 )
 
 // NewCollector returns a collector of the limiters' metrics. Register it once; two limiters
 // with the same name make the registry's Gather fail.
 func NewCollector(limiters ...*adaptivelimit.Limiter) prometheus.Collector {
-	limiters = append([]*adaptivelimit.Limiter(nil), limiters...)
-	return newCollector(func() []adaptivelimit.Snapshot {
-		snapshots := make([]adaptivelimit.Snapshot, len(limiters))
-		for i, l := range limiters {
-			snapshots[i] = l.Snapshot()
-		}
-		return snapshots
-	})
+	return newCollector(snapshots.Of(limiters))
 }
 
 var (

@@ -3,35 +3,14 @@ package promlimit
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
-
-// ordersTraffic runs known traffic on a ManualClock: two calls of 1 s fill the limit of 2,
-// a third is rejected, and the first to end closes the window, which moves the limit to 6;
-// the other call still runs.
-func ordersTraffic(t *testing.T) *adaptivelimit.Limiter {
-	t.Helper()
-	clock := adaptivelimit.NewManualClock()
-	l, err := adaptivelimit.New(adaptivelimit.Config{
-		Name: "orders", InitialLimit: 2, MinWindowSamples: 1, Smoothing: 1, Clock: clock,
-	})
-	require.NoError(t, err)
-	a, err := l.Acquire()
-	require.NoError(t, err)
-	_, err = l.Acquire()
-	require.NoError(t, err)
-	_, err = l.Acquire()
-	require.ErrorIs(t, err, adaptivelimit.ErrLimitExceeded)
-	clock.Advance(time.Second)
-	a.Done(nil)
-	return l
-}
 
 const ordersMetrics = `
 # HELP r4c_adaptivelimit_concurrent_calls How many calls hold a slot now.
@@ -70,7 +49,7 @@ func newIdle(t *testing.T) *adaptivelimit.Limiter {
 // A real registry, scraped after known traffic: every series, label, HELP text and value.
 func TestCollector(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, reg.Register(NewCollector(ordersTraffic(t), newIdle(t))))
+	require.NoError(t, reg.Register(NewCollector(limittest.Orders(t), newIdle(t))))
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(ordersMetrics)))
 }
 
@@ -95,7 +74,7 @@ r4c_adaptivelimit_concurrent_calls{name="idle"} 0
 }
 
 func TestCollectorLint(t *testing.T) {
-	problems, err := testutil.CollectAndLint(NewCollector(ordersTraffic(t)))
+	problems, err := testutil.CollectAndLint(NewCollector(limittest.Orders(t)))
 	require.NoError(t, err)
 	require.Empty(t, problems)
 }
