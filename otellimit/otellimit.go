@@ -32,6 +32,12 @@ func Register(mp metric.MeterProvider, limiters ...*adaptivelimit.Limiter) (metr
 	return register(mp, snapshots.Of(limiters))
 }
 
+// RegisterRegistry is Register for every limiter of r, those that r creates after the
+// registration included.
+func RegisterRegistry(mp metric.MeterProvider, r *adaptivelimit.Registry) (metric.Registration, error) {
+	return register(mp, r.Snapshot)
+}
+
 var kind = attribute.String("kind", "adaptivelimit")
 
 // register observes the snapshots that source returns at each collection.

@@ -96,3 +96,27 @@ func TestRegisterReadsAtCollection(t *testing.T) {
 	p.Done(nil)
 	require.Equal(t, int64(0), inFlight())
 }
+
+// A registry's instruments observe the limiters the registry creates after them.
+func TestRegisterRegistry(t *testing.T) {
+	r, err := adaptivelimit.NewRegistry(adaptivelimit.RegistryConfig{Clock: adaptivelimit.NewManualClock()})
+	require.NoError(t, err)
+	reader := sdkmetric.NewManualReader()
+	_, err = RegisterRegistry(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), r)
+	require.NoError(t, err)
+	require.Empty(t, collect(t, reader))
+
+	_, err = r.Limiter("search", adaptivelimit.Site{Attrs: adaptivelimit.Config{InitialLimit: 7}})
+	require.NoError(t, err)
+	_, err = r.Limiter("orders", adaptivelimit.Site{})
+	require.NoError(t, err)
+	for _, m := range collect(t, reader) {
+		if m.Name == "r4c.adaptivelimit.limit" {
+			metricdatatest.AssertEqual(t, gauge("r4c.adaptivelimit.limit", "{call}", "How many calls may run at once.",
+				point[int64](20, attribute.String("name", "orders")), point[int64](7, attribute.String("name", "search"))),
+				m, metricdatatest.IgnoreTimestamp())
+			return
+		}
+	}
+	t.Fatal("no r4c.adaptivelimit.limit")
+}

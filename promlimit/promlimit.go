@@ -24,6 +24,12 @@ func NewCollector(limiters ...*adaptivelimit.Limiter) prometheus.Collector {
 	return newCollector(snapshots.Of(limiters))
 }
 
+// NewRegistryCollector returns a collector of the metrics of every limiter of r, those that
+// r creates after the collector included.
+func NewRegistryCollector(r *adaptivelimit.Registry) prometheus.Collector {
+	return newCollector(r.Snapshot)
+}
+
 var (
 	rejectedDesc = prometheus.NewDesc("r4c_calls_rejected_total",
 		"Calls rejected at once because the limit was full; in a dry run, calls that would have been.",

@@ -78,3 +78,28 @@ func TestCollectorLint(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, problems)
 }
+
+// A registry's collector collects the limiters the registry creates after it.
+func TestRegistryCollector(t *testing.T) {
+	r, err := adaptivelimit.NewRegistry(adaptivelimit.RegistryConfig{Clock: adaptivelimit.NewManualClock()})
+	require.NoError(t, err)
+	c := NewRegistryCollector(r)
+	require.Zero(t, testutil.CollectAndCount(c))
+
+	_, err = r.Limiter("search", adaptivelimit.Site{Attrs: adaptivelimit.Config{InitialLimit: 7}})
+	require.NoError(t, err)
+	orders, err := r.Limiter("orders", adaptivelimit.Site{})
+	require.NoError(t, err)
+	_, err = orders.Acquire()
+	require.NoError(t, err)
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
+# HELP r4c_adaptivelimit_concurrent_calls How many calls hold a slot now.
+# TYPE r4c_adaptivelimit_concurrent_calls gauge
+r4c_adaptivelimit_concurrent_calls{name="orders"} 1
+r4c_adaptivelimit_concurrent_calls{name="search"} 0
+# HELP r4c_adaptivelimit_limit How many calls may run at once.
+# TYPE r4c_adaptivelimit_limit gauge
+r4c_adaptivelimit_limit{name="orders"} 20
+r4c_adaptivelimit_limit{name="search"} 7
+`), "r4c_adaptivelimit_concurrent_calls", "r4c_adaptivelimit_limit"))
+}
