@@ -1,8 +1,8 @@
 # adaptivelimit: make test runs everything CI runs.
 GO ?= go
 QEMU_ARM64 ?= qemu-aarch64
-CORE := ./ ./internal/...
-MODULES := ./bench/... ./cmd/limitsim/...
+CORE := ./ ./internal/... ./httplimit
+MODULES := ./bench/... ./cmd/limitsim/... ./grpclimit/... ./promlimit/... ./otellimit/...
 
 .PHONY: test vet test-amd64 test-purego test-arm64 test-modules demo bench bench-check perf-baseline qemu
 
