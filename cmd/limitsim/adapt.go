@@ -29,7 +29,7 @@ func adaptWindows(timeline []sample, marks []capacityStep, window, end int64) []
 			if s.at <= mark.at || s.at > until {
 				continue
 			}
-			if !inBand(s.limit, mark.servers) {
+			if !inBand(s.limit, mark.slots()) {
 				run = 0
 				continue
 			}
@@ -43,8 +43,8 @@ func adaptWindows(timeline []sample, marks []capacityStep, window, end int64) []
 	return out
 }
 
-func inBand(limit, servers int) bool {
+func inBand(limit int, slots float64) bool {
 	return limit != unlimited &&
-		float64(limit) >= adaptLow*float64(servers) &&
-		float64(limit) <= adaptHigh*float64(servers)
+		float64(limit) >= adaptLow*slots &&
+		float64(limit) <= adaptHigh*slots
 }

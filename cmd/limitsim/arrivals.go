@@ -11,7 +11,9 @@ import (
 // loop.
 const (
 	streamProfile      = 1
+	streamNeighbour    = 2
 	streamFirstSource  = 1000
+	streamFirstLoss    = 1_000_000_000
 	streamFirstLimiter = 1 << 40 // past any source's stream
 )
 
@@ -19,7 +21,10 @@ const (
 // thinks between the answer to one call and the next call.
 type source struct {
 	rng    *rand.Rand
-	client int32 // the client, and so the limiter, its calls go through
+	client int32 // the client, and so the limiter, its calls go through; -1 for the neighbour
+
+	lossRng *rand.Rand // draws which calls are lost, from a stream of its own; nil when none is
+	lost    float64
 
 	meanGapNs float64 // open loop: mean time between arrivals
 	thinkNs   float64 // closed loop: mean think time; 0 in open loop
@@ -33,8 +38,11 @@ func newSource(seed uint64, index int, client int32, sc *scenario) *source {
 		client:       client,
 		serviceSigma: sc.serviceSigma,
 	}
-	// A lognormal with mean m and shape sigma has mu = ln(m) - sigma²/2.
-	s.serviceMu = math.Log(float64(sc.serviceMean)) - sc.serviceSigma*sc.serviceSigma/2
+	s.serviceMu = lognormalMu(sc)
+	if sc.lost > 0 {
+		s.lossRng = rand.New(rand.NewPCG(seed, streamFirstLoss+uint64(index)))
+		s.lost = sc.lost
+	}
 	if sc.users > 0 {
 		s.thinkNs = float64(sc.think)
 	} else {
@@ -44,7 +52,31 @@ func newSource(seed uint64, index int, client int32, sc *scenario) *source {
 	return s
 }
 
+// newNeighbour returns the unlimited neighbour: open-loop arrivals that keep a
+// share peak of the scenario's servers busy, with the clients' service times.
+func newNeighbour(seed uint64, peak float64, sc *scenario) *source {
+	s := &source{
+		rng:          rand.New(rand.NewPCG(seed, streamNeighbour)),
+		client:       -1,
+		serviceSigma: sc.serviceSigma,
+		meanGapNs:    1e9 / (peak * sc.capacityRate(sc.servers)),
+	}
+	s.serviceMu = lognormalMu(sc)
+	return s
+}
+
+// lognormalMu is mu of the scenario's service time: a lognormal with mean m and
+// shape sigma has mu = ln(m) - sigma²/2.
+func lognormalMu(sc *scenario) float64 {
+	return math.Log(float64(sc.serviceMean)) - sc.serviceSigma*sc.serviceSigma/2
+}
+
 func (s *source) closedLoop() bool { return s.thinkNs > 0 }
+
+func (s *source) neighbour() bool { return s.client < 0 }
+
+// lose draws whether the next call is lost on the way.
+func (s *source) lose() bool { return s.lossRng != nil && s.lossRng.Float64() < s.lost }
 
 // serviceTime draws the time a server needs for the next call.
 func (s *source) serviceTime() int64 {

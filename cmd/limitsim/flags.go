@@ -21,6 +21,14 @@ what each policy achieved. Scenarios:
   noisy   a neighbour now and then takes 30-60% of the servers
   closed  the step profile with closed-loop users instead of open-loop arrivals
   fleet   the step profile with 5 clients, each with its own limiter
+  fleet20, fleet50
+          20 or 50 clients: their initial limits add up to 4 or 10 times the capacity
+  incident
+          the dependency is 10 times slower for the middle third: every call times out
+  shift   at low load, the dependency is twice as slow for good from a third of the run on
+  neighbour
+          an unlimited neighbour takes 60% of the servers for the middle third
+  lossy   the step profile with 0.5% of the calls lost on the way, whatever the load
 
 `
 
@@ -51,6 +59,11 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		window   = fs.Duration("window", 0, "the limiters' window (default 1s)")
 		low      = fs.Int("low", 0, "the low fixed bulkhead (default 20; fleet 8 per client)")
 		high     = fs.Int("high", 0, "the high fixed bulkhead (default 150; fleet 60 per client)")
+		initial  = fs.Int("initial", 0, "the adaptive limiters' InitialLimit (default the library's, 20)")
+		minLimit = fs.Int("min", 0, "the adaptive limiters' MinLimit (default the library's, 1)")
+		maxLimit = fs.Int("max", 0, "the adaptive limiters' MaxLimit (default the library's, 200)")
+		queue    = fs.Int("queue", 0, "the adaptive limiters' QueueSize (default the library's, 4)")
+		lost     = fs.Float64("lost", 0, "share of the calls lost on the way, each timing out whatever the load (default 0; lossy 0.005)")
 		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated")
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
@@ -89,6 +102,11 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	override(set, "window", &sc.window, *window)
 	override(set, "low", &sc.low, *low)
 	override(set, "high", &sc.high, *high)
+	override(set, "initial", &sc.limits.initial, *initial)
+	override(set, "min", &sc.limits.min, *minLimit)
+	override(set, "max", &sc.limits.max, *maxLimit)
+	override(set, "queue", &sc.limits.queue, *queue)
+	override(set, "lost", &sc.lost, *lost)
 	sc.kinds = splitList(*policies)
 	if set["users"] {
 		sc.users = *users
@@ -157,6 +175,10 @@ func validate(sc *scenario, set map[string]bool) error {
 	check(sc.timeout > 0 && sc.timeout <= maxTimeout, "-timeout %s: want more than 0, at most %s", sc.timeout, maxTimeout)
 	check(sc.low >= 1, "-low %d: want at least 1", sc.low)
 	check(sc.high >= 1, "-high %d: want at least 1", sc.high)
+	check(sc.lost >= 0 && sc.lost < 1, "-lost %g: want 0 or more, less than 1", sc.lost)
+	if err := sc.limits.check(); err != nil {
+		errs = append(errs, err)
+	}
 	check(len(sc.kinds) > 0, "-policies: name at least one of %s", strings.Join(policyKinds, ","))
 	if set["users"] || sc.users > 0 {
 		check(sc.users >= 1 && sc.users <= 1_000_000, "-users %d: want 1 to 1000000", sc.users)

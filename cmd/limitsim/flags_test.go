@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/resilience4cata/adaptivelimit"
 )
 
 func TestParseFlagsRejectsBadValues(t *testing.T) {
@@ -34,6 +36,10 @@ func TestParseFlagsRejectsBadValues(t *testing.T) {
 		{[]string{"-timeout", "10s", "-servers", "10000", "-duration", "1m"}, "alive at once"},
 		{[]string{"-low", "0"}, "-low 0"},
 		{[]string{"-high", "-3"}, "-high -3"},
+		{[]string{"-initial", "-1"}, "want 0 (the default) or more"},
+		{[]string{"-min", "10", "-max", "5"}, "minLimit"},
+		{[]string{"-initial", "500"}, "initialLimit"},
+		{[]string{"-lost", "1"}, "-lost 1"},
 		{[]string{"-users", "0"}, "-users 0"},
 		{[]string{"-users", "10", "-think", "-1s"}, "-think -1s"},
 		{[]string{"-policies", ""}, "name at least one"},
@@ -94,6 +100,21 @@ func TestParseFlagsAppliesFlagsOverThePreset(t *testing.T) {
 	}
 	if len(sc.policies) != 2 || sc.policies[0].kind != "aimd" || sc.policies[1].kind != "none" {
 		t.Errorf("policies %+v", sc.policies)
+	}
+}
+
+func TestLimitFlagsReachTheLimiters(t *testing.T) {
+	opts, err := parseFlags([]string{"-initial", "7", "-min", "3", "-max", "9", "-queue", "2", "-policies", "gradient2"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := opts.sc.policies[0].newGate(adaptivelimit.NewManualClock(), 0, &opts.sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g.(limiterGate).l.Snapshot()
+	if s.Limit != 7 || s.MinLimit != 3 || s.MaxLimit != 9 {
+		t.Errorf("limit %d in [%d, %d], want 7 in [3, 9]", s.Limit, s.MinLimit, s.MaxLimit)
 	}
 }
 

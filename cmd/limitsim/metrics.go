@@ -16,6 +16,9 @@ type sample struct {
 	inFlight int     // calls admitted and not yet answered, summed over clients
 	p99      int64   // p99 latency of the calls answered in the window, 0 if none
 	goodput  float64 // calls answered in time per second
+	answered int64   // calls answered in time in the window
+	timeouts int64   // calls that timed out in the window
+	baseline float64 // the clients' mean of the latency their limiters take as normal, in ns; 0 if none has one
 }
 
 // result is what one policy's run measured.
@@ -23,6 +26,7 @@ type result struct {
 	policy   policy
 	clients  []clientStats
 	latency  histogram // every admitted call, a timed-out one at its timeout
+	unloaded histogram // every offered call as it would have gone with no queue: its service time, capped at the timeout
 	timeline []sample
 	leaked   int // calls still holding a slot after the run drained
 }
@@ -59,13 +63,18 @@ type recorder struct {
 	res      *result
 	window   histogram // latencies answered since the last sample
 	answered int64     // in time, since the last sample
+	timeouts int64     // since the last sample
 }
 
 func newRecorder(p policy, clients int) *recorder {
 	return &recorder{res: &result{policy: p, clients: make([]clientStats, clients)}}
 }
 
-func (r *recorder) offer(client int32)  { r.res.clients[client].offered++ }
+func (r *recorder) offer(client int32) { r.res.clients[client].offered++ }
+
+// unloaded records what an offered call's latency would have been with no
+// queue: ns, or the timeout where it is longer or the call is lost.
+func (r *recorder) unloaded(ns int64)   { r.res.unloaded.record(ns) }
 func (r *recorder) reject(client int32) { r.res.clients[client].rejected++ }
 
 // answer records an admitted call's end: in time, or at its timeout.
@@ -77,13 +86,19 @@ func (r *recorder) answer(client int32, latency int64, inTime bool) {
 		r.answered++
 	} else {
 		r.res.clients[client].timeouts++
+		r.timeouts++
 	}
 }
 
 // sample closes the window that ends at now.
 func (r *recorder) sample(now int64, servers int, gates []gate, window float64) {
 	limit, inFlight := 0, 0
+	baselines, known := 0.0, 0
 	for _, g := range gates {
+		if b := g.baseline(); b > 0 {
+			baselines += float64(b)
+			known++
+		}
 		if l := g.limit(); l == unlimited || limit == unlimited {
 			limit = unlimited
 		} else {
@@ -98,7 +113,10 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 		inFlight: inFlight,
 		p99:      r.window.quantile(0.99),
 		goodput:  float64(r.answered) / window,
+		answered: r.answered,
+		timeouts: r.timeouts,
+		baseline: baselines / float64(max(known, 1)),
 	})
 	r.window.reset()
-	r.answered = 0
+	r.answered, r.timeouts = 0, 0
 }

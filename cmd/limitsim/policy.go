@@ -17,6 +17,7 @@ type gate interface {
 	release(p adaptivelimit.Permit, err error)
 	limit() int // unlimited for no limit
 	inFlight() int
+	baseline() int64 // the latency, in ns, the limiter takes as normal; 0 for none
 }
 
 const unlimited = math.MaxInt
@@ -69,17 +70,38 @@ func (p policy) newGate(clock adaptivelimit.Clock, client int, sc *scenario) (ga
 	case "vegas":
 		algorithm = adaptivelimit.Vegas
 	}
-	l, err := adaptivelimit.New(adaptivelimit.Config{
+	l, err := adaptivelimit.New(sc.limits.config(adaptivelimit.Config{
 		Name:      fmt.Sprintf("%s-%d", p.kind, client),
 		Algorithm: algorithm,
 		Window:    sc.window,
 		Clock:     clock,
 		Random:    rand.New(rand.NewPCG(sc.seed, streamFirstLimiter+uint64(client))).Float64,
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
 	return limiterGate{l}, nil
+}
+
+// limits are the flags -initial, -min, -max and -queue: the adaptive limiters'
+// bounds and queue size, 0 for the library's default.
+type limits struct{ initial, min, max, queue int }
+
+func (l limits) config(c adaptivelimit.Config) adaptivelimit.Config {
+	c.InitialLimit, c.MinLimit, c.MaxLimit, c.QueueSize = l.initial, l.min, l.max, l.queue
+	return c
+}
+
+// check lets the library judge the values, so that the flags take exactly what
+// a Config takes.
+func (l limits) check() error {
+	if l.initial < 0 || l.min < 0 || l.max < 0 || l.queue < 0 {
+		return fmt.Errorf("-initial %d, -min %d, -max %d, -queue %d: want 0 (the default) or more", l.initial, l.min, l.max, l.queue)
+	}
+	if _, err := adaptivelimit.New(l.config(adaptivelimit.Config{})); err != nil {
+		return fmt.Errorf("-initial, -min, -max, -queue: %w", err)
+	}
+	return nil
 }
 
 type limiterGate struct{ l *adaptivelimit.Limiter }
@@ -92,6 +114,7 @@ func (g limiterGate) acquire() (adaptivelimit.Permit, bool) {
 func (g limiterGate) release(p adaptivelimit.Permit, err error) { p.Done(err) }
 func (g limiterGate) limit() int                                { return g.l.Limit() }
 func (g limiterGate) inFlight() int                             { return g.l.InFlight() }
+func (g limiterGate) baseline() int64                           { return int64(g.l.Snapshot().LongLatency) }
 
 // counterGate is a fixed bulkhead: at most max calls at once. It is atomic
 // because the real mode calls it from many goroutines.
@@ -115,3 +138,4 @@ func (g *counterGate) acquire() (adaptivelimit.Permit, bool) {
 func (g *counterGate) release(adaptivelimit.Permit, error) { g.n.Add(-1) }
 func (g *counterGate) limit() int                          { return g.max }
 func (g *counterGate) inFlight() int                       { return int(g.n.Load()) }
+func (g *counterGate) baseline() int64                     { return 0 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -11,17 +12,19 @@ import (
 
 // writeReport prints what the scenario was and one table row per policy.
 func writeReport(w io.Writer, sc *scenario, prof profile, results []*result) error {
-	describe(w, sc, prof)
+	describe(w, sc, prof, results)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "policy\tgoodput/s\tof capacity\tp50 ms\tp99 ms\trejected\ttimeouts\tadapt (windows)\t"
 	if sc.clients > 1 {
 		header += "Σlimit/capacity\tJain\t"
 	}
+	header += "converge\tpoisoning\tlimit CV\trecover\t"
 	fmt.Fprintln(tw, header)
-	capacityCalls := prof.serverSeconds(int64(sc.duration)) / sc.serviceMean.Seconds()
+	capacityCalls := prof.capacityCalls(int64(sc.duration), sc.serviceMean.Seconds(), sc.offeredLimit())
 	for _, r := range results {
 		t := r.total()
 		admitted := t.offered - t.rejected
+		v := judge(r, prof, sc)
 		row := []string{
 			r.policy.label,
 			strconv.FormatFloat(float64(t.completed)/sc.duration.Seconds(), 'f', 0, 64),
@@ -35,22 +38,29 @@ func writeReport(w io.Writer, sc *scenario, prof profile, results []*result) err
 		if sc.clients > 1 {
 			row = append(row, limitShare(r), strconv.FormatFloat(r.jain(), 'f', 3, 64))
 		}
+		row = append(row, windowsCell(v.convergence), ratioCell(v.poisoning), ratioCell(v.limitCV), windowsCell(v.recovery))
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\ngoodput: calls answered within the timeout; of capacity: against what the servers could complete (servers / mean service time).\n")
+	fmt.Fprintf(w, "\ngoodput: calls answered within the timeout; of capacity: against what the servers could complete (servers / mean service time), or the offered load where lower.\n")
 	fmt.Fprintf(w, "p50, p99: latency of admitted calls, a timed-out call counting as its timeout; rejected: share of offered calls; timeouts: share of admitted calls.\n")
 	fmt.Fprintf(w, "adapt: windows after each marked capacity change until the limit stays within %g-%g× the new capacity for %d windows (- never).\n",
 		adaptLow, adaptHigh, adaptHold)
 	if sc.clients > 1 {
 		fmt.Fprintf(w, "Σlimit/capacity: the clients' limits added up, against the capacity, averaged over the windows; Jain: fairness of the clients' goodput (1 is equal).\n")
 	}
+	fmt.Fprintf(w, "converge: windows until the calls in flight stay within %g× the capacity with under %g%% of a window's calls timing out, up to the first change (- never).\n",
+		convergedInFlight, 100*convergedTimeouts)
+	fmt.Fprintf(w, "poisoning: the latency the limiters take as normal against the true no-load latency, at its worst (1 is right).\n")
+	fmt.Fprintf(w, "limit CV: the limit's standard deviation over its mean, from window %d to the first change.\n", steadyFrom)
+	fmt.Fprintf(w, "recover: windows after the incident ends until a window's goodput is %g%% of the last %d windows' before it began (- never).\n",
+		100*recoveredShare, recoveryBase)
 	return nil
 }
 
-func describe(w io.Writer, sc *scenario, prof profile) {
+func describe(w io.Writer, sc *scenario, prof profile, results []*result) {
 	how := "simulated"
 	if sc.real {
 		how = "in real time, against HTTP servers on loopback"
@@ -66,7 +76,22 @@ func describe(w io.Writer, sc *scenario, prof profile) {
 	if sc.clients > 1 {
 		fleet = fmt.Sprintf("%d clients, each with its own limiter, sharing the dependency", sc.clients)
 	}
-	fmt.Fprintf(w, "load: %s; %s; every call times out after %s\n\n", load, fleet, sc.timeout)
+	lost := ""
+	if sc.lost > 0 {
+		lost = fmt.Sprintf(", and %g%% of the calls are lost on the way and time out whatever the load", 100*sc.lost)
+	}
+	fmt.Fprintf(w, "load: %s; %s; every call times out after %s%s\n", load, fleet, sc.timeout, lost)
+	fmt.Fprintf(w, "unloaded p99: %s ms (the offered calls' service times, capped at the timeout)\n\n", millis(unloadedP99(results)))
+}
+
+// unloadedP99 is the p99 latency the calls would have had with no queue. Open-
+// loop arrivals are the same under every policy; a closed loop's are not, so it
+// takes the first policy's.
+func unloadedP99(results []*result) int64 {
+	if len(results) == 0 {
+		return 0
+	}
+	return results[0].unloaded.quantile(0.99)
 }
 
 // capacityStory tells the capacity's marked changes, as "50, 25 at 1m0s, 50 at 2m0s".
@@ -74,9 +99,34 @@ func capacityStory(prof profile) string {
 	var b strings.Builder
 	b.WriteString(strconv.Itoa(prof.steps[0].servers))
 	for _, m := range prof.marks {
-		fmt.Fprintf(&b, ", %d at %s", m.servers, time.Duration(m.at).Round(time.Second))
+		at := time.Duration(m.at).Round(time.Second)
+		switch {
+		case m.slow != 1:
+			fmt.Fprintf(&b, ", %g× slower at %s", m.slow, at)
+		case m.neighbour > 0:
+			fmt.Fprintf(&b, ", %g%% taken by an unlimited neighbour at %s", 100*m.neighbour, at)
+		default:
+			fmt.Fprintf(&b, ", %d at %s", m.servers, at)
+		}
 	}
 	return b.String()
+}
+
+func windowsCell(n int) string {
+	switch n {
+	case never:
+		return "-"
+	case notApplicable:
+		return "n/a"
+	}
+	return strconv.Itoa(n)
+}
+
+func ratioCell(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a"
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
 }
 
 func adaptCell(r *result, prof profile, sc *scenario) string {

@@ -23,9 +23,11 @@ type scenario struct {
 	think    time.Duration // closed loop: mean think time
 	clients  int           // fleet size: clients, each with its own limiter, share the dependency
 
+	lost      float64       // share of the calls lost on the way (a dropped packet): each times out, whatever the load
 	timeout   time.Duration // every caller's timeout, the same for every policy
 	window    time.Duration // the limiters' window, and the timeline's resolution
 	low, high int           // the fixed bulkheads
+	limits    limits        // the adaptive limiters' bounds and queue size; 0 is the library's default
 	kinds     []string      // the policies to compare, from policyKinds
 	policies  []policy      // built from kinds by buildPolicies
 	seed      uint64
@@ -33,7 +35,7 @@ type scenario struct {
 }
 
 // scenarioNames lists the presets in the order the usage text shows them.
-var scenarioNames = []string{"step", "ramp", "noisy", "closed", "fleet"}
+var scenarioNames = []string{"step", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy"}
 
 // preset returns a named scenario with every policy. "step" is the default:
 // the capacity halves for the middle third of the run.
@@ -60,10 +62,22 @@ func preset(name string) (scenario, error) {
 	case "closed":
 		sc.think = 40 * time.Millisecond
 		sc.users = sc.closedUsers()
-	case "fleet":
+	case "fleet", "fleet20", "fleet50":
+		// 100 servers, and 5, 20 or 50 clients starting at the library's initial limit of 20:
+		// the sum of the limits starts at 1, 4 or 10 times the capacity. The bulkheads add up
+		// to about 40 and 300 slots whatever the fleet.
 		sc.servers = 100
-		sc.clients = 5
-		sc.low, sc.high = 8, 60
+		sc.clients = map[string]int{"fleet": 5, "fleet20": 20, "fleet50": 50}[name]
+		sc.low, sc.high = max(1, 40/sc.clients), 300/sc.clients
+	case "incident", "neighbour":
+		sc.profile = name
+	case "shift":
+		// Low load, so that a limit that holds the new latency against the old one rejects
+		// calls the dependency could serve.
+		sc.profile = name
+		sc.load = 0.3
+	case "lossy":
+		sc.lost = 0.005
 	default:
 		return scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(scenarioNames, ", "))
 	}
@@ -113,6 +127,15 @@ func (sc *scenario) capacityRate(n int) float64 {
 // offeredRate is the open-loop arrival rate, over all clients, in calls per second.
 func (sc *scenario) offeredRate() float64 {
 	return sc.load * sc.capacityRate(sc.servers)
+}
+
+// offeredLimit is the offered rate where it bounds what could be answered: in
+// open loop; a closed loop's rate follows its answers, so there it is +Inf.
+func (sc *scenario) offeredLimit() float64 {
+	if sc.users > 0 {
+		return math.Inf(1)
+	}
+	return sc.offeredRate()
 }
 
 func (sc *scenario) sourceCount() int {

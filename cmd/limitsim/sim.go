@@ -28,6 +28,9 @@ type simulation struct {
 
 	nextStep int
 	nextTick int64
+	slow     float64 // service times are this many times the source's draws
+	share    float64 // the share of its peak rate at which the neighbour sends now
+	peak     float64 // the neighbour's peak share of the servers; 0 for no neighbour
 }
 
 // simulateAll runs every policy of the scenario, each on its own goroutine:
@@ -60,6 +63,8 @@ func simulate(sc *scenario, prof profile, p policy) (*result, error) {
 	}
 	s.dep = dependency{calls: &s.calls, events: &s.events, servers: prof.steps[0].servers}
 	s.nextStep = 1
+	s.peak = prof.neighbourPeak()
+	s.applyStep(prof.steps[0])
 	for c := range sc.clients {
 		g, err := p.newGate(s.clock, c, sc)
 		if err != nil {
@@ -70,6 +75,11 @@ func simulate(sc *scenario, prof profile, p policy) (*result, error) {
 	for i := range sc.sourceCount() {
 		src := newSource(sc.seed, i, int32(i%sc.clients), sc)
 		s.sources = append(s.sources, src)
+		s.schedule(int32(i), 0)
+	}
+	if s.peak > 0 {
+		i := len(s.sources)
+		s.sources = append(s.sources, newNeighbour(sc.seed, s.peak, sc))
 		s.schedule(int32(i), 0)
 	}
 	s.run()
@@ -106,6 +116,7 @@ func (s *simulation) run() {
 			s.rec.sample(tickAt, s.dep.servers, s.gates, s.sc.window.Seconds())
 			s.nextTick += int64(s.sc.window)
 		case stepAt == first:
+			s.applyStep(s.steps[s.nextStep])
 			s.dep.setServers(s.steps[s.nextStep].servers, stepAt)
 			s.nextStep++
 		case heapAt == first && s.events.peek().kind == evCompletion:
@@ -128,13 +139,38 @@ func (s *simulation) schedule(i int32, now int64) {
 	}
 }
 
+// applyStep takes on a step's slowdown and neighbour share.
+func (s *simulation) applyStep(step capacityStep) {
+	s.slow = step.slow
+	if s.peak > 0 {
+		s.share = step.neighbour / s.peak
+	}
+}
+
 func (s *simulation) arrive(i int32, now int64) {
 	src := s.sources[i]
-	service := src.serviceTime()
+	service := int64(float64(src.serviceTime()) * s.slow)
 	if !src.closedLoop() {
 		s.schedule(i, now)
 	}
+	if src.neighbour() {
+		// Poisson arrivals at the peak rate, each kept with the share of the moment: a
+		// Poisson stream at the rate of the moment.
+		if src.rng.Float64() < s.share {
+			id := s.calls.alloc()
+			s.calls.calls[id] = call{arrival: now, service: service, source: i}
+			s.deadlines.pushBack(id)
+			s.dep.submit(id, now)
+		}
+		return
+	}
+	lost := src.lose()
 	s.rec.offer(src.client)
+	if lost {
+		s.rec.unloaded(s.timeout)
+	} else {
+		s.rec.unloaded(min(service, s.timeout))
+	}
 	permit, ok := s.gates[src.client].acquire()
 	if !ok {
 		s.rec.reject(src.client)
@@ -146,7 +182,9 @@ func (s *simulation) arrive(i int32, now int64) {
 	id := s.calls.alloc()
 	s.calls.calls[id] = call{arrival: now, service: service, permit: permit, source: i}
 	s.deadlines.pushBack(id)
-	s.dep.submit(id, now)
+	if !lost { // a lost call never reaches the dependency: its caller waits for its timeout
+		s.dep.submit(id, now)
+	}
 }
 
 func (s *simulation) complete(id int32, now int64) {
@@ -180,6 +218,9 @@ func (s *simulation) answer(id int32, now int64, err error) {
 	c := &s.calls.calls[id]
 	c.answered = true
 	src := s.sources[c.source]
+	if src.neighbour() {
+		return
+	}
 	s.rec.answer(src.client, now-c.arrival, err == nil)
 	s.gates[src.client].release(c.permit, err)
 	if src.closedLoop() {
