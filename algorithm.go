@@ -25,6 +25,8 @@ func newAlgorithm(c Config) algorithm {
 		return newAIMD(c)
 	case Vegas:
 		return newVegas(c)
+	case LossDelay:
+		return newLossDelay(c)
 	}
 	return newGradient2(c)
 }

@@ -22,6 +22,12 @@ const (
 	// Vegas follows the queue that latency shows above the lowest latency seen: it grows the
 	// limit while the queue is short, shrinks it when the queue is long or a call is dropped.
 	Vegas
+	// LossDelay follows both: it backs off when more than LossThreshold of a window's calls
+	// are dropped, and shrinks the limit in proportion when latency rises above
+	// DelayTolerance times the no-load latency, which it probes for now and then. Unlike
+	// Gradient2, it never takes an overload's latency for normal, and a fleet of limiters
+	// does not grow with its size; unlike AIMD, a tail of timeouts does not hold it down.
+	LossDelay
 )
 
 func (a Algorithm) String() string {
@@ -34,6 +40,8 @@ func (a Algorithm) String() string {
 		return "aimd"
 	case Vegas:
 		return "vegas"
+	case LossDelay:
+		return "lossdelay"
 	}
 	return fmt.Sprintf("Algorithm(%d)", int(a))
 }
@@ -54,7 +62,14 @@ type Config struct {
 	RTTTolerance float64 // Gradient2: default 1.5, at least 1
 	LongWindow   int     // Gradient2: windows in the long-term average; default 600
 	QueueSize    int     // Gradient2: default 4
-	BackoffRatio float64 // AIMD: default 0.9, in [0.5, 1)
+	BackoffRatio float64 // AIMD and LossDelay: default 0.9, in [0.5, 1)
+
+	LossThreshold  float64       // LossDelay: the share of drops above which a window backs off; default 0.01, in (0, 1)
+	DelayTolerance float64       // LossDelay: latency above this many times the baseline is congestion; default 1.08, at least 1
+	IncreaseRatio  float64       // LossDelay: an uncongested window grows the limit by this share; default 0.2, in (0, 1]
+	ProbeInterval  int           // LossDelay: windows between probes of the no-load latency, jittered down by up to half; default 0, none after the first
+	RelearnAfter   int           // LossDelay: congested windows whose latency cuts do not bring down before the baseline is re-learnt; default 5
+	LatencyCeiling time.Duration // LossDelay: a window's mean latency above it counts as loss; default 0, none
 
 	// Vegas grows the limit while the queue it reads from latency is below Alpha and shrinks
 	// it above Beta. Set both, Beta above Alpha, or neither: by default they follow the limit,
@@ -66,7 +81,7 @@ type Config struct {
 	ProbeMultiplier int
 
 	// Random returns numbers uniform in [0, 1) for the algorithms that draw at random: Vegas
-	// draws its probe jitter as 0.5 + Random()/2. It is called by one goroutine at a time,
+	// draws its probe jitter as 0.5 + Random()/2, LossDelay the jitter of its ProbeInterval. It is called by one goroutine at a time,
 	// the one closing a window; a function shared by several limiters must be safe for
 	// concurrent use. Default: math/rand/v2's Float64. Set it to a seeded source to make a
 	// test on a ManualClock deterministic.
@@ -114,6 +129,10 @@ const (
 	DefaultQueueSize        = 4
 	DefaultBackoffRatio     = 0.9
 	DefaultProbeMultiplier  = 30
+	DefaultLossThreshold    = 0.01
+	DefaultDelayTolerance   = 1.08
+	DefaultIncreaseRatio    = 0.2
+	DefaultRelearnAfter     = 5
 )
 
 const (
@@ -148,6 +167,10 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.QueueSize, DefaultQueueSize)
 	setDefault(&c.BackoffRatio, DefaultBackoffRatio)
 	setDefault(&c.ProbeMultiplier, DefaultProbeMultiplier)
+	setDefault(&c.LossThreshold, DefaultLossThreshold)
+	setDefault(&c.DelayTolerance, DefaultDelayTolerance)
+	setDefault(&c.IncreaseRatio, DefaultIncreaseRatio)
+	setDefault(&c.RelearnAfter, DefaultRelearnAfter)
 	if c.Random == nil {
 		c.Random = rand.Float64
 	}
@@ -164,8 +187,8 @@ func (c Config) withDefaults() Config {
 // takes every field as it is: a zero is invalid, not unset, where 0 is out of range.
 func (c Config) validate() error {
 	v := validator{instance: c.Name}
-	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas {
-		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd or vegas", CodeInvalidTuning, ErrInvalidTuning)
+	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas && c.Algorithm != LossDelay {
+		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd, vegas or lossdelay", CodeInvalidTuning, ErrInvalidTuning)
 	}
 	v.atLeastOne("minLimit", c.MinLimit)
 	v.atLeastOne("maxLimit", c.MaxLimit)
@@ -186,6 +209,16 @@ func (c Config) validate() error {
 	v.tuning("smoothing", c.Smoothing, c.Smoothing > 0 && c.Smoothing <= 1, "must lie in (0, 1]")
 	v.tuning("rttTolerance", c.RTTTolerance, c.RTTTolerance >= 1, "must be at least 1")
 	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
+	v.tuning("lossThreshold", c.LossThreshold, c.LossThreshold > 0 && c.LossThreshold < 1, "must lie in (0, 1)")
+	v.tuning("delayTolerance", c.DelayTolerance, c.DelayTolerance >= 1, "must be at least 1")
+	v.tuning("increaseRatio", c.IncreaseRatio, c.IncreaseRatio > 0 && c.IncreaseRatio <= 1, "must lie in (0, 1]")
+	if c.ProbeInterval < 0 {
+		v.fail("probeInterval", c.ProbeInterval, "must not be negative", CodeInvalidTuning, ErrInvalidTuning)
+	}
+	v.tuningAtLeastOne("relearnAfter", c.RelearnAfter)
+	if c.LatencyCeiling < 0 {
+		v.fail("latencyCeiling", c.LatencyCeiling, "must not be negative", CodeInvalidTuning, ErrInvalidTuning)
+	}
 	v.vegasQueue(c.Alpha, c.Beta)
 	v.tuningAtLeastOne("probeMultiplier", c.ProbeMultiplier)
 	if c.MaxWait < 0 {

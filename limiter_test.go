@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var algorithms = []Algorithm{Gradient2, AIMD, Vegas}
+var algorithms = []Algorithm{Gradient2, AIMD, Vegas, LossDelay}
 
 // forEachAlgorithm runs test once per algorithm: every behaviour below holds for each.
 func forEachAlgorithm(t *testing.T, test func(t *testing.T, alg Algorithm)) {
@@ -136,8 +136,10 @@ func TestWindowNeedsDurationAndSamples(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		l, clock := newManual(t, Config{Algorithm: alg, MinWindowSamples: 3, Window: time.Second})
 		complete := func(n int) {
-			for _, p := range acquireN(t, l, n) {
-				p.Done(nil)
+			// One at a time: whatever the first window does to the limit (LossDelay lowers
+			// it to probe), a slot is free.
+			for range n {
+				acquireN(t, l, 1)[0].Done(nil)
 			}
 		}
 		complete(5)
@@ -298,13 +300,27 @@ func TestListenerOnlyOnChange(t *testing.T) {
 				p.Done(nil)
 			}
 		}
+		// The listener hears of exactly the windows that moved the limit.
+		moved, kept := 0, 0
+		check := func() {
+			if last := l.Snapshot().Last; last.LimitAfter != last.LimitBefore {
+				moved++
+			} else {
+				kept++
+			}
+			require.Len(t, changes, moved)
+		}
 		// Few slots in use: Gradient2 is app-limited, AIMD does not grow, Vegas learns its
-		// no-load latency.
-		window(1)
-		require.Empty(t, changes)
-		require.Equal(t, uint64(1), l.Snapshot().Windows)
+		// no-load latency, LossDelay probes for its first windows (the limit down, then back
+		// up) and then holds.
+		for range 4 {
+			window(1)
+			check()
+		}
+		require.Positive(t, kept, "some window kept the limit")
 		for range 5 {
 			window(l.Limit()) // every slot in use, latency as before: each grows
+			check()
 		}
 		require.NotEmpty(t, changes)
 		s := l.Snapshot()

@@ -61,7 +61,7 @@ func resolveAt(k *keySpec, texts []string) (Config, error) {
 // Six valid values of each key, none its default, each unlike the one before, so that each
 // level is seen to override the one below. A value in a Config level must not be zero.
 var samples = map[string][]string{
-	"algorithm":        {"aimd", "gradient2", "vegas", "aimd", "vegas", "gradient2"},
+	"algorithm":        {"aimd", "gradient2", "vegas", "lossdelay", "vegas", "gradient2"},
 	"initialLimit":     {"11", "12", "13", "14", "15", "16"},
 	"minLimit":         {"2", "3", "4", "5", "6", "7"},
 	"maxLimit":         {"101", "102", "103", "104", "105", "106"},
@@ -72,6 +72,12 @@ var samples = map[string][]string{
 	"longWindow":       {"11", "12", "13", "14", "15", "16"},
 	"queueSize":        {"2", "3", "5", "6", "7", "8"},
 	"backoffRatio":     {"0.5", "0.6", "0.7", "0.8", "0.85", "0.95"},
+	"lossThreshold":    {"0.02", "0.03", "0.04", "0.05", "0.5", "0.001"},
+	"delayTolerance":   {"1.1", "1.2", "1.3", "1.4", "2", "3"},
+	"increaseRatio":    {"0.1", "0.3", "0.4", "0.5", "0.6", "1"},
+	"probeInterval":    {"10", "20", "30", "40", "50", "60"},
+	"relearnAfter":     {"2", "3", "4", "6", "7", "8"},
+	"latencyCeiling":   {"10ms", "20ms", "30ms", "40ms", "50ms", "1s"},
 	"alpha":            {"1", "2", "3", "4", "5", "6"},
 	"beta":             {"11", "12", "13", "14", "15", "16"},
 	"probeMultiplier":  {"2", "3", "4", "5", "6", "7"},

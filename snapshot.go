@@ -14,9 +14,10 @@ type Decision struct {
 	Dropped     bool          // whether any sample was a drop
 	MeanLatency time.Duration // the window's mean latency (0 for AIMD, which does not time calls)
 	MaxInFlight int           // the most calls in flight a sample saw, itself included
-	AppLimited  bool          // Gradient2 or Vegas kept the limit: fewer than half the slots were used
-	LongLatency time.Duration // Gradient2's long-term latency used for this window; Vegas's no-load latency after it
-	Gradient    float64       // Gradient2's gradient, in [0.5, 1]; 0 when not computed
+	AppLimited  bool          // Gradient2, Vegas or LossDelay kept the limit: fewer than half the slots were used
+	LongLatency time.Duration // Gradient2's long-term latency used for this window; Vegas's no-load latency or LossDelay's baseline after it
+	Gradient    float64       // Gradient2's or LossDelay's gradient, in [0.5, 1]; 0 when not computed
+	Reason      Reason        // why LossDelay moved the limit or kept it; ReasonNone for the others
 	LimitBefore int
 	LimitAfter  int
 }
@@ -34,7 +35,7 @@ type Snapshot struct {
 
 	Windows       uint64        // windows that recomputed the limit
 	WindowLatency time.Duration // the last such window's mean latency
-	LongLatency   time.Duration // Gradient2's long-term latency or Vegas's no-load latency, as it stands
+	LongLatency   time.Duration // Gradient2's long-term latency, Vegas's no-load latency or LossDelay's baseline, as it stands
 	Rejected      uint64        // calls rejected; in a dry run, calls that would have been
 	Waiting       int           // callers of AcquireContext waiting for a slot now
 	WaitAbandoned uint64        // callers that gave up waiting (MaxWait or their context); also in Rejected
@@ -73,7 +74,7 @@ type published struct {
 	windows atomic.Uint64
 	changes atomic.Uint64
 	long    atomic.Int64
-	last    [10]atomic.Uint64
+	last    [11]atomic.Uint64
 }
 
 func (p *published) store(d *Decision, long time.Duration) {
@@ -86,7 +87,7 @@ func (p *published) store(d *Decision, long time.Duration) {
 	words := [len(p.last)]uint64{
 		uint64(d.Samples), uint64(d.Drops), boolWord(d.Dropped), uint64(d.MeanLatency),
 		uint64(d.MaxInFlight), boolWord(d.AppLimited), uint64(d.LongLatency),
-		math.Float64bits(d.Gradient), uint64(d.LimitBefore), uint64(d.LimitAfter),
+		math.Float64bits(d.Gradient), uint64(d.LimitBefore), uint64(d.LimitAfter), uint64(d.Reason),
 	}
 	for i := range words {
 		p.last[i].Store(words[i])
@@ -113,7 +114,7 @@ func (p *published) load() (windows, changes uint64, long time.Duration, d Decis
 	d = Decision{
 		Samples: int(w[0]), Drops: int(w[1]), Dropped: w[2] != 0, MeanLatency: time.Duration(w[3]),
 		MaxInFlight: int(w[4]), AppLimited: w[5] != 0, LongLatency: time.Duration(w[6]),
-		Gradient: math.Float64frombits(w[7]), LimitBefore: int(w[8]), LimitAfter: int(w[9]),
+		Gradient: math.Float64frombits(w[7]), LimitBefore: int(w[8]), LimitAfter: int(w[9]), Reason: Reason(w[10]),
 	}
 	return windows, changes, long, d
 }

@@ -260,10 +260,24 @@ func TestHigherLimitServesWaiters(t *testing.T) {
 			defer cancel() // a failed test leaves nobody waiting
 			// With every slot in use and a steady latency, each algorithm raises the limit in
 			// the second window: Gradient2 by Smoothing*QueueSize (2 here), AIMD by 1, Vegas by
-			// its beta (6). Vegas's first window only learns its no-load latency.
-			const waiters = 10
-			l, clock := newManual(t, Config{Algorithm: alg, InitialLimit: 10, MinWindowSamples: 1,
-				QueueSize: 10, MaxWait: time.Minute, MaxWaiters: waiters})
+			// its beta (6), LossDelay by doubling up to MaxLimit (20 to 30). Vegas's first
+			// window only learns its no-load latency; LossDelay probes its own at MinLimit for
+			// the two windows after its first, before the test's first window.
+			const waiters = 12
+			c := Config{Algorithm: alg, InitialLimit: 10, MinWindowSamples: 1,
+				QueueSize: 10, MaxWait: time.Minute, MaxWaiters: waiters}
+			if alg == LossDelay {
+				c.MaxLimit = 30
+			}
+			l, clock := newManual(t, c)
+			if alg == LossDelay {
+				for range 3 {
+					p := acquireN(t, l, 1)
+					clock.Advance(time.Second)
+					p[0].Done(nil)
+				}
+				require.Equal(t, 10, l.Limit(), "the probe is over")
+			}
 			first := acquireN(t, l, 10)
 			clock.Advance(time.Second)
 			for i := len(first) - 1; i >= 0; i-- {

@@ -48,7 +48,7 @@ func judge(r *result, prof profile, sc *scenario) verdict {
 }
 
 // convergence is how many windows pass from the start until the clients' calls
-// in flight stay at or under convergedInFlight times the servers left to them,
+// in flight, averaged over each window, stay at or under convergedInFlight times the servers left to them,
 // with under convergedTimeouts of the calls answered in each window timing out,
 // up to the first change.
 func convergence(timeline []sample, prof profile, until int64) int {
@@ -58,7 +58,11 @@ func convergence(timeline []sample, prof profile, until int64) int {
 			break
 		}
 		slots := prof.at(s.at - 1).slots()
-		tooMany := float64(s.inFlight) > convergedInFlight*slots
+		inFlight := s.meanIn
+		if inFlight < 0 {
+			inFlight = float64(s.inFlight)
+		}
+		tooMany := inFlight > convergedInFlight*slots
 		timingOut := s.timeouts > 0 && float64(s.timeouts) >= convergedTimeouts*float64(s.answered+s.timeouts)
 		if tooMany || timingOut {
 			first = i + 1

@@ -11,7 +11,7 @@ import (
 func timelineOf(inFlight []int, timeouts []int64) []sample {
 	var tl []sample
 	for i := range inFlight {
-		tl = append(tl, sample{at: int64(i+1) * int64(time.Second), inFlight: inFlight[i], answered: 1000, timeouts: timeouts[i]})
+		tl = append(tl, sample{at: int64(i+1) * int64(time.Second), meanIn: float64(inFlight[i]), answered: 1000, timeouts: timeouts[i]})
 	}
 	return tl
 }

@@ -13,7 +13,8 @@ type sample struct {
 	at       int64   // end of the window
 	servers  int     // capacity at the end of the window
 	limit    int     // sum of the clients' limits; unlimited for no limit
-	inFlight int     // calls admitted and not yet answered, summed over clients
+	inFlight int     // calls admitted and not yet answered, summed over clients, at the end of the window
+	meanIn   float64 // the same, averaged over the window's time; the simulation only, -1 in the real mode
 	p99      int64   // p99 latency of the calls answered in the window, 0 if none
 	goodput  float64 // calls answered in time per second
 	answered int64   // calls answered in time in the window
@@ -64,6 +65,24 @@ type recorder struct {
 	window   histogram // latencies answered since the last sample
 	answered int64     // in time, since the last sample
 	timeouts int64     // since the last sample
+
+	// The simulation tells admissions and answers as they happen, so that the mean in
+	// flight over a window is exact: the integral of the count over time.
+	held     int64
+	heldFrom int64   // instant of the last change of held
+	heldArea float64 // since the last sample, in call-nanoseconds
+	timed    bool    // whether admit and release have been called
+}
+
+// admit and release count a call that takes or gives back a slot at instant now.
+func (r *recorder) admit(now int64)   { r.hold(now, 1) }
+func (r *recorder) release(now int64) { r.hold(now, -1) }
+
+func (r *recorder) hold(now, delta int64) {
+	r.heldArea += float64(r.held) * float64(now-r.heldFrom)
+	r.held += delta
+	r.heldFrom = now
+	r.timed = true
 }
 
 func newRecorder(p policy, clients int) *recorder {
@@ -106,7 +125,14 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 		}
 		inFlight += g.inFlight()
 	}
+	meanIn := -1.0
+	if r.timed {
+		r.hold(now, 0)
+		meanIn = r.heldArea / (window * 1e9)
+		r.heldArea = 0
+	}
 	r.res.timeline = append(r.res.timeline, sample{
+		meanIn:   meanIn,
 		at:       now,
 		servers:  servers,
 		limit:    limit,

@@ -28,6 +28,7 @@ var (
 		"gradient2": color.RGBA{R: 31, G: 119, B: 180, A: 255},
 		"aimd":      color.RGBA{R: 44, G: 160, B: 44, A: 255},
 		"vegas":     color.RGBA{R: 140, G: 86, B: 75, A: 255},
+		"lossdelay": color.RGBA{R: 23, G: 190, B: 207, A: 255},
 		"low":       color.RGBA{R: 148, G: 103, B: 189, A: 255},
 		"high":      color.RGBA{R: 255, G: 127, B: 14, A: 255},
 		"none":      color.RGBA{R: 214, G: 39, B: 40, A: 255},

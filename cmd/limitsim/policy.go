@@ -23,7 +23,7 @@ type gate interface {
 const unlimited = math.MaxInt
 
 // policyKind names the policies, in the order the report lists them.
-var policyKinds = []string{"gradient2", "aimd", "vegas", "low", "high", "none"}
+var policyKinds = []string{"gradient2", "aimd", "vegas", "lossdelay", "low", "high", "none"}
 
 // policy is one way of limiting a client's calls, with the label the table
 // and the charts show.
@@ -41,6 +41,8 @@ func newPolicy(kind string, sc *scenario) (policy, error) {
 		return policy{kind: kind, label: "AIMD"}, nil
 	case "vegas":
 		return policy{kind: kind, label: "Vegas"}, nil
+	case "lossdelay":
+		return policy{kind: kind, label: "LossDelay"}, nil
 	case "low":
 		return policy{kind: kind, label: fmt.Sprintf("fixed %d (low)", sc.low), fixed: sc.low}, nil
 	case "high":
@@ -51,8 +53,21 @@ func newPolicy(kind string, sc *scenario) (policy, error) {
 	return policy{}, fmt.Errorf("unknown policy %q (want some of %s)", kind, strings.Join(policyKinds, ","))
 }
 
-func (p policy) adaptive() bool {
-	return p.kind == "gradient2" || p.kind == "aimd" || p.kind == "vegas"
+func (p policy) adaptive() bool { return p.algorithm() != adaptivelimit.AlgorithmDefault }
+
+// algorithm is the library's algorithm of an adaptive policy, AlgorithmDefault for the others.
+func (p policy) algorithm() adaptivelimit.Algorithm {
+	switch p.kind {
+	case "gradient2":
+		return adaptivelimit.Gradient2
+	case "aimd":
+		return adaptivelimit.AIMD
+	case "vegas":
+		return adaptivelimit.Vegas
+	case "lossdelay":
+		return adaptivelimit.LossDelay
+	}
+	return adaptivelimit.AlgorithmDefault
 }
 
 // newGate builds one client's gate. Limiters read clock: in a simulation a
@@ -63,16 +78,9 @@ func (p policy) newGate(clock adaptivelimit.Clock, client int, sc *scenario) (ga
 	if !p.adaptive() {
 		return &counterGate{max: p.fixed}, nil
 	}
-	algorithm := adaptivelimit.Gradient2
-	switch p.kind {
-	case "aimd":
-		algorithm = adaptivelimit.AIMD
-	case "vegas":
-		algorithm = adaptivelimit.Vegas
-	}
 	l, err := adaptivelimit.New(sc.limits.config(adaptivelimit.Config{
 		Name:      fmt.Sprintf("%s-%d", p.kind, client),
-		Algorithm: algorithm,
+		Algorithm: p.algorithm(),
 		Window:    sc.window,
 		Clock:     clock,
 		Random:    rand.New(rand.NewPCG(sc.seed, streamFirstLimiter+uint64(client))).Float64,

@@ -179,6 +179,7 @@ func (s *simulation) arrive(i int32, now int64) {
 		}
 		return
 	}
+	s.rec.admit(now)
 	id := s.calls.alloc()
 	s.calls.calls[id] = call{arrival: now, service: service, permit: permit, source: i}
 	s.deadlines.pushBack(id)
@@ -222,6 +223,7 @@ func (s *simulation) answer(id int32, now int64, err error) {
 		return
 	}
 	s.rec.answer(src.client, now-c.arrival, err == nil)
+	s.rec.release(now)
 	s.gates[src.client].release(c.permit, err)
 	if src.closedLoop() {
 		s.schedule(c.source, now)
