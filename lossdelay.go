@@ -104,7 +104,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		a.regain = 0
 		if a.stall(mean) {
 			d.Reason = ReasonRelearn
-			a.baseline = mean
+			a.baseline = max(mean, 1)
 			a.limit = a.stallBefore
 			break
 		}
@@ -159,8 +159,10 @@ func (a *lossDelay) endProbe(mean float64, lost bool) {
 		a.limit *= a.backoff
 		return
 	}
-	if mean > 0 && (a.baseline == 0 || mean < a.baseline) {
-		a.baseline = mean
+	if a.baseline == 0 || mean < a.baseline {
+		// At least a nanosecond: 0 means none yet, and calls faster than the clock's
+		// resolution read as 0.
+		a.baseline = max(mean, 1)
 	}
 	if a.startLatency > 0 && a.baseline > 0 {
 		// The first probe: the first window ran at the initial limit, which may be far
@@ -177,8 +179,8 @@ func (a *lossDelay) endProbe(mean float64, lost bool) {
 // learnLower moves the baseline halfway down to an uncongested window's latency where that is
 // lower: the baseline never learns a higher latency from a window.
 func (a *lossDelay) learnLower(mean float64) {
-	if mean > 0 && mean < a.baseline {
-		a.baseline += (mean - a.baseline) / 2
+	if mean < a.baseline {
+		a.baseline += (max(mean, 1) - a.baseline) / 2
 	}
 }
 
