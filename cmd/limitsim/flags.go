@@ -37,6 +37,7 @@ type options struct {
 	sc    scenario
 	out   string // chart file, .svg, .png or .pdf; empty for none
 	chart bool   // draw the limit over time in the terminal
+	docs  string // a Markdown file whose marked blocks to rewrite; empty for none
 }
 
 // parseFlags reads the command line. It starts from the preset that -scenario
@@ -68,6 +69,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
 		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating")
+		docs     = fs.String("docs", "", "rewrite the output blocks of this Markdown file, each after a line <!-- limitsim ARGS -->, with what limitsim ARGS prints, and do nothing else")
 	)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -126,7 +128,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	if *out != "" && !slices.Contains([]string{".svg", ".png", ".pdf"}, strings.ToLower(filepath.Ext(*out))) {
 		return options{}, fmt.Errorf("-out %q: the file name must end in .svg, .png or .pdf", *out)
 	}
-	return options{sc: sc, out: *out, chart: *chart}, nil
+	return options{sc: sc, out: *out, chart: *chart, docs: *docs}, nil
 }
 
 func override[T any](set map[string]bool, name string, field *T, value T) {

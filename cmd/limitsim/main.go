@@ -39,9 +39,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "limitsim: run limitsim -h for the flags")
 		return 2
 	}
-	if opts.sc.real {
+	switch {
+	case opts.docs != "":
+		err = rewriteDocFile(ctx, opts.docs)
+	case opts.sc.real:
 		err = runReal(ctx, &opts, stdout, stderr)
-	} else {
+	default:
 		err = runSimulated(&opts, stdout)
 	}
 	if err != nil {

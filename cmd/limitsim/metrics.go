@@ -28,6 +28,7 @@ type result struct {
 	clients  []clientStats
 	latency  histogram // every admitted call, a timed-out one at its timeout
 	unloaded histogram // every offered call as it would have gone with no queue: its service time, capped at the timeout
+	settled  histogram // the admitted calls answered after the first settleWindows windows; the simulation only
 	timeline []sample
 	leaked   int // calls still holding a slot after the run drained
 }
@@ -72,6 +73,19 @@ type recorder struct {
 	heldFrom int64   // instant of the last change of held
 	heldArea float64 // since the last sample, in call-nanoseconds
 	timed    bool    // whether admit and release have been called
+}
+
+// settleWindows is how many windows the settled histogram leaves out: the first
+// runs at the initial limits whatever the algorithm, and the second at what the
+// first decided.
+const settleWindows = 2
+
+// settle records the latency of a call answered at now into the settled
+// histogram, once the first windows are over.
+func (r *recorder) settle(now, latency int64, window float64) {
+	if float64(now) > settleWindows*window*1e9 {
+		r.res.settled.record(latency)
+	}
 }
 
 // admit and release count a call that takes or gives back a slot at instant now.
