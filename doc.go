@@ -6,8 +6,8 @@
 // a bulkhead it moves the limit: after every window (at least [Config.Window] long, with at
 // least [Config.MinWindowSamples] calls) it raises the limit while the dependency's latency
 // holds and lowers it when latency rises ([Gradient2]), when calls are dropped ([AIMD]), or
-// both ([Vegas]). The limit settles near the concurrency the dependency serves without
-// queueing.
+// both ([Vegas], and [LossDelay], built to hold in fleets, long incidents and latency
+// shifts). The limit settles near the concurrency the dependency serves without queueing.
 //
 // By default a full limiter rejects at once. With [Config.MaxWait] set,
 // [Limiter.AcquireContext] and [Do] wait for a slot instead, for at most that long, and a

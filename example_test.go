@@ -153,6 +153,38 @@ func ExampleConfig_vegas() {
 	// orders-vegas: 26 -> 25 at 30ms (no-load 10ms)
 }
 
+// LossDelay probes the no-load latency at MinLimit for the two windows after its first, then
+// doubles while latency holds; a window in which most calls time out halves the limit and
+// teaches the baseline nothing. Every decision says why.
+func ExampleConfig_lossDelay() {
+	clock := adaptivelimit.NewManualClock()
+	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
+		Name: "orders-ld", Algorithm: adaptivelimit.LossDelay, MinWindowSamples: 1, Clock: clock,
+		OnLimitChange: func(name string, d adaptivelimit.Decision) {
+			fmt.Printf("%s: %d -> %d (%s, baseline %v)\n", name, d.LimitBefore, d.LimitAfter, d.Reason, d.LongLatency)
+		},
+	})
+	// Each round uses every slot for 10 ms. The first call to finish closes the window; the
+	// others fall in the next one, so the fifth round's timeouts count in the sixth window.
+	for _, err := range []error{nil, nil, nil, nil, context.DeadlineExceeded, nil} {
+		clock.Advance(time.Second - 10*time.Millisecond)
+		permits := make([]adaptivelimit.Permit, limiter.Limit())
+		for i := range permits {
+			permits[i], _ = limiter.Acquire()
+		}
+		clock.Advance(10 * time.Millisecond)
+		for i := range permits {
+			permits[len(permits)-1-i].Done(err) // the last taken saw every slot in use
+		}
+	}
+	// Output:
+	// orders-ld: 20 -> 1 (probe, baseline 0s)
+	// orders-ld: 1 -> 20 (probe, baseline 10ms)
+	// orders-ld: 20 -> 40 (growth, baseline 10ms)
+	// orders-ld: 40 -> 80 (growth, baseline 10ms)
+	// orders-ld: 80 -> 40 (loss, baseline 10ms)
+}
+
 // Configuration errors carry a code and name the key, the value and the rule.
 func ExampleConfigError() {
 	_, err := adaptivelimit.New(adaptivelimit.Config{Name: "orders", MinLimit: 10, MaxLimit: 5})
