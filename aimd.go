@@ -19,8 +19,8 @@ func newAIMD(c Config) *aimd {
 func (a *aimd) next(w window, d Decision) Decision {
 	switch {
 	case w.drops > 0:
-		a.limit = int(float64(a.limit) * a.backoff)
-	case w.maxInFlight*2 >= a.limit:
+		a.limit = saturate(float64(a.limit)*a.backoff, a.minLimit, a.maxLimit)
+	case w.maxInFlight >= a.limit-a.limit/2: // at least half, without overflowing
 		a.limit++
 	}
 	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)

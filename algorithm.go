@@ -1,6 +1,9 @@
 package adaptivelimit
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // window is what a closed window tells an algorithm.
 type window struct {
@@ -32,3 +35,20 @@ func newAlgorithm(c Config) algorithm {
 }
 
 func clamp[T int | float64](v, lo, hi T) T { return max(lo, min(hi, v)) }
+
+// saturate converts v to an integer in [lo, hi]: a v beyond a bound gives that bound, and NaN
+// gives lo. Go's own conversion of a float out of range is undefined (on amd64 it gives
+// math.MinInt64), so every float an algorithm turns into a limit or a duration goes through
+// here.
+func saturate[T ~int | ~int64](v float64, lo, hi T) T {
+	switch {
+	case v >= float64(hi):
+		return hi
+	case v > float64(lo):
+		return T(v)
+	}
+	return lo
+}
+
+// duration converts nanoseconds to a Duration, saturating at 0 and the largest Duration.
+func duration(ns float64) time.Duration { return saturate(ns, 0, time.Duration(math.MaxInt64)) }

@@ -1,6 +1,7 @@
 package adaptivelimit
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -55,12 +56,21 @@ func NewManualClock() *ManualClock { return &ManualClock{} }
 // Nanotime returns the clock's time.
 func (c *ManualClock) Nanotime() int64 { return c.now.Load() }
 
-// Advance moves the clock forward by d. It panics if d is negative.
+// Advance moves the clock forward by d. It panics if d is negative, or if it would move the
+// clock past math.MaxInt64, where it would wrap to the distant past.
 func (c *ManualClock) Advance(d time.Duration) {
 	if d < 0 {
 		panic("adaptivelimit: ManualClock.Advance with a negative duration")
 	}
-	c.now.Add(int64(d))
+	for {
+		now := c.now.Load()
+		if now > math.MaxInt64-int64(d) {
+			panic("adaptivelimit: ManualClock.Advance past the clock's end (math.MaxInt64 nanoseconds)")
+		}
+		if c.now.CompareAndSwap(now, now+int64(d)) {
+			return
+		}
+	}
 }
 
 // Set moves the clock to t nanoseconds. It panics if that is earlier than the clock's time.
@@ -113,6 +123,14 @@ func (s *source) now() int64 {
 		return clock.Nanotime()
 	}
 	return s.clock.Nanotime()
+}
+
+// later returns t + d for a d >= 0, saturating at math.MaxInt64 rather than wrap to the past.
+func later(t, d int64) int64 {
+	if t > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return t + d
 }
 
 // units converts a duration to clock units, rounding up so that a window never ends early.

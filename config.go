@@ -54,14 +54,14 @@ type Config struct {
 
 	InitialLimit     int           // default 20, clamped into [MinLimit, MaxLimit] when unset
 	MinLimit         int           // default 1
-	MaxLimit         int           // default 200
+	MaxLimit         int           // default 200; at most LimitCeiling
 	Window           time.Duration // default 1s; from 1ms to 1h
-	MinWindowSamples int           // default 10
+	MinWindowSamples int           // default 10; at most MinWindowSamplesCeiling
 
 	Smoothing    float64 // Gradient2 and Vegas: default 0.2 (Gradient2) or 1 (Vegas), in (0, 1]
 	RTTTolerance float64 // Gradient2: default 1.5, at least 1
-	LongWindow   int     // Gradient2: windows in the long-term average; default 600
-	QueueSize    int     // Gradient2: default 4
+	LongWindow   int     // Gradient2: windows in the long-term average; default 600, at most WindowsCeiling
+	QueueSize    int     // Gradient2: default 4; at most QueueSizeCeiling
 	BackoffRatio float64 // AIMD and LossDelay: default 0.9, in [0.5, 1)
 
 	LossThreshold  float64       // LossDelay: the share of drops above which a window backs off; default 0.01, in (0, 1)
@@ -103,6 +103,7 @@ type Config struct {
 	// Disabled admits every call and measures nothing.
 	Disabled bool
 	// DryRun computes the limit and counts the calls it would reject, but admits every call.
+	// It cannot be set with Disabled, which measures nothing.
 	DryRun bool
 
 	// Clock times calls and windows. Default: TickClock.
@@ -133,6 +134,16 @@ const (
 	DefaultDelayTolerance   = 1.08
 	DefaultIncreaseRatio    = 0.2
 	DefaultRelearnAfter     = 5
+)
+
+// The largest values New accepts. A limit beyond LimitCeiling is no limit at all, and the
+// ceilings keep every value the algorithms compute exact in a float64 and far from overflow.
+const (
+	LimitCeiling            = 1 << 24   // InitialLimit, MinLimit and MaxLimit: 16,777,216 calls
+	QueueSizeCeiling        = 1 << 24   // QueueSize, and Vegas's Alpha and Beta: no more than the largest limit
+	MinWindowSamplesCeiling = 1_000_000 // MinWindowSamples
+	WindowsCeiling          = 1_000_000 // LongWindow, ProbeInterval and RelearnAfter: 11 days of 1 s windows
+	ProbeMultiplierCeiling  = 1_000_000 // ProbeMultiplier
 )
 
 const (
@@ -190,10 +201,10 @@ func (c Config) validate() error {
 	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas && c.Algorithm != LossDelay {
 		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd, vegas or lossdelay", CodeInvalidTuning, ErrInvalidTuning)
 	}
-	v.atLeastOne("minLimit", c.MinLimit)
-	v.atLeastOne("maxLimit", c.MaxLimit)
-	v.atLeastOne("initialLimit", c.InitialLimit)
-	if c.MinLimit >= 1 && c.MaxLimit >= 1 {
+	v.bound("minLimit", c.MinLimit, "a limit bound")
+	v.bound("maxLimit", c.MaxLimit, "a limit bound")
+	v.bound("initialLimit", c.InitialLimit, "the initial limit")
+	if v.err == nil {
 		if c.MinLimit > c.MaxLimit {
 			v.fail("minLimit", c.MinLimit, fmt.Sprintf("must not exceed maxLimit (%d)", c.MaxLimit), CodeOutOfRange, ErrOutOfRange)
 		} else if c.InitialLimit >= 1 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
@@ -203,24 +214,24 @@ func (c Config) validate() error {
 	if c.Window < minWindow || c.Window > maxWindow {
 		v.fail("window", c.Window, "must lie in [1ms, 1h]", CodeOutOfRange, ErrOutOfRange)
 	}
-	v.tuningAtLeastOne("minWindowSamples", c.MinWindowSamples)
-	v.tuningAtLeastOne("longWindow", c.LongWindow)
-	v.tuningAtLeastOne("queueSize", c.QueueSize)
+	v.count("minWindowSamples", c.MinWindowSamples, MinWindowSamplesCeiling)
+	v.count("longWindow", c.LongWindow, WindowsCeiling)
+	v.count("queueSize", c.QueueSize, QueueSizeCeiling)
 	v.tuning("smoothing", c.Smoothing, c.Smoothing > 0 && c.Smoothing <= 1, "must lie in (0, 1]")
 	v.tuning("rttTolerance", c.RTTTolerance, c.RTTTolerance >= 1, "must be at least 1")
 	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
 	v.tuning("lossThreshold", c.LossThreshold, c.LossThreshold > 0 && c.LossThreshold < 1, "must lie in (0, 1)")
 	v.tuning("delayTolerance", c.DelayTolerance, c.DelayTolerance >= 1, "must be at least 1")
 	v.tuning("increaseRatio", c.IncreaseRatio, c.IncreaseRatio > 0 && c.IncreaseRatio <= 1, "must lie in (0, 1]")
-	if c.ProbeInterval < 0 {
-		v.fail("probeInterval", c.ProbeInterval, "must not be negative", CodeInvalidTuning, ErrInvalidTuning)
+	if c.ProbeInterval < 0 || c.ProbeInterval > WindowsCeiling {
+		v.fail("probeInterval", c.ProbeInterval, fmt.Sprintf("must lie in [0, %d]", WindowsCeiling), CodeInvalidTuning, ErrInvalidTuning)
 	}
-	v.tuningAtLeastOne("relearnAfter", c.RelearnAfter)
+	v.count("relearnAfter", c.RelearnAfter, WindowsCeiling)
 	if c.LatencyCeiling < 0 {
 		v.fail("latencyCeiling", c.LatencyCeiling, "must not be negative", CodeInvalidTuning, ErrInvalidTuning)
 	}
 	v.vegasQueue(c.Alpha, c.Beta)
-	v.tuningAtLeastOne("probeMultiplier", c.ProbeMultiplier)
+	v.count("probeMultiplier", c.ProbeMultiplier, ProbeMultiplierCeiling)
 	if c.MaxWait < 0 {
 		v.fail("maxWait", c.MaxWait, "must not be negative", CodeOutOfRange, ErrOutOfRange)
 	}
@@ -229,6 +240,9 @@ func (c Config) validate() error {
 	}
 	if c.WaitOrder != FIFO && c.WaitOrder != LIFO {
 		v.fail("waitOrder", c.WaitOrder, "must be fifo or lifo", CodeInvalidTuning, ErrInvalidTuning)
+	}
+	if c.Disabled && c.DryRun {
+		v.fail("dryRun", c.DryRun, "cannot be set with disabled, which measures nothing", CodeInvalidTuning, ErrInvalidTuning)
 	}
 	return v.err
 }
@@ -251,19 +265,24 @@ func (v *validator) fail(key string, value any, rule, code string, sentinel erro
 	}
 }
 
-func (v *validator) atLeastOne(key string, value int) {
+// bound checks a limit: what names it in the rule, as "a limit bound".
+func (v *validator) bound(key string, value int, what string) {
 	if value < 1 {
-		v.fail(key, value, "a limit bound must be at least 1", CodeBoundBelowOne, ErrBoundBelowOne)
+		v.fail(key, value, what+" must be at least 1", CodeBoundBelowOne, ErrBoundBelowOne)
+	} else if value > LimitCeiling {
+		v.fail(key, value, fmt.Sprintf("%s must not exceed %d", what, LimitCeiling), CodeOutOfRange, ErrOutOfRange)
 	}
 }
 
-func (v *validator) tuningAtLeastOne(key string, value int) {
-	if value < 1 {
-		v.fail(key, value, "must be at least 1", CodeInvalidTuning, ErrInvalidTuning)
+// count checks an integer tuning value, which lies in [1, ceiling].
+func (v *validator) count(key string, value, ceiling int) {
+	if value < 1 || value > ceiling {
+		v.fail(key, value, fmt.Sprintf("must lie in [1, %d]", ceiling), CodeInvalidTuning, ErrInvalidTuning)
 	}
 }
 
-// vegasQueue checks Vegas's alpha and beta: both unset, or alpha at least 1 and beta above.
+// vegasQueue checks Vegas's alpha and beta: both unset, or alpha at least 1 and beta above,
+// at most QueueSizeCeiling.
 func (v *validator) vegasQueue(alpha, beta int) {
 	switch {
 	case alpha == 0 && beta == 0:
@@ -271,6 +290,8 @@ func (v *validator) vegasQueue(alpha, beta int) {
 		v.fail("alpha", alpha, "must be at least 1, set with beta, or both 0 for the defaults", CodeInvalidTuning, ErrInvalidTuning)
 	case beta <= alpha:
 		v.fail("beta", beta, fmt.Sprintf("must exceed alpha (%d), or both be 0 for the defaults", alpha), CodeInvalidTuning, ErrInvalidTuning)
+	case beta > QueueSizeCeiling:
+		v.fail("beta", beta, fmt.Sprintf("must not exceed %d", QueueSizeCeiling), CodeInvalidTuning, ErrInvalidTuning)
 	}
 }
 

@@ -1,6 +1,7 @@
 package adaptivelimit
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -92,7 +93,12 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{Config{MinLimit: -1}, CodeBoundBelowOne, ErrBoundBelowOne, `R4C-ATR-003: adaptive limit "orders": minLimit = -1: a limit bound must be at least 1`},
 		{Config{MaxLimit: -5}, CodeBoundBelowOne, ErrBoundBelowOne, "maxLimit = -5: a limit bound must be at least 1"},
-		{Config{InitialLimit: -2}, CodeBoundBelowOne, ErrBoundBelowOne, "initialLimit = -2: a limit bound must be at least 1"},
+		{Config{InitialLimit: -2}, CodeBoundBelowOne, ErrBoundBelowOne, "initialLimit = -2: the initial limit must be at least 1"},
+		{Config{MaxLimit: math.MaxInt}, CodeOutOfRange, ErrOutOfRange, fmt.Sprintf("maxLimit = %d: a limit bound must not exceed 16777216", math.MaxInt)},
+		{Config{MaxLimit: LimitCeiling + 1}, CodeOutOfRange, ErrOutOfRange, "maxLimit = 16777217: a limit bound must not exceed 16777216"},
+		{Config{MinLimit: LimitCeiling + 1}, CodeOutOfRange, ErrOutOfRange, "minLimit = 16777217: a limit bound must not exceed 16777216"},
+		{Config{InitialLimit: math.MaxInt, MaxLimit: math.MaxInt}, CodeOutOfRange, ErrOutOfRange, fmt.Sprintf("maxLimit = %d:", math.MaxInt)},
+		{Config{InitialLimit: LimitCeiling + 1}, CodeOutOfRange, ErrOutOfRange, "initialLimit = 16777217: the initial limit must not exceed 16777216"},
 		{Config{MinLimit: 10, MaxLimit: 5}, CodeOutOfRange, ErrOutOfRange, "minLimit = 10: must not exceed maxLimit (5)"},
 		{Config{MinLimit: 300}, CodeOutOfRange, ErrOutOfRange, "minLimit = 300: must not exceed maxLimit (200)"},
 		{Config{InitialLimit: 500}, CodeOutOfRange, ErrOutOfRange, "initialLimit = 500: must lie in [minLimit, maxLimit] = [1, 200]"},
@@ -100,9 +106,12 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Window: time.Microsecond}, CodeOutOfRange, ErrOutOfRange, "window = 1µs: must lie in [1ms, 1h]"},
 		{Config{Window: 2 * time.Hour}, CodeOutOfRange, ErrOutOfRange, "window = 2h0m0s: must lie in [1ms, 1h]"},
 		{Config{Window: -time.Second}, CodeOutOfRange, ErrOutOfRange, "window = -1s"},
-		{Config{MinWindowSamples: -1}, CodeInvalidTuning, ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": minWindowSamples = -1: must be at least 1`},
-		{Config{LongWindow: -600}, CodeInvalidTuning, ErrInvalidTuning, "longWindow = -600: must be at least 1"},
-		{Config{QueueSize: -4}, CodeInvalidTuning, ErrInvalidTuning, "queueSize = -4: must be at least 1"},
+		{Config{MinWindowSamples: -1}, CodeInvalidTuning, ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": minWindowSamples = -1: must lie in [1, 1000000]`},
+		{Config{MinWindowSamples: MinWindowSamplesCeiling + 1}, CodeInvalidTuning, ErrInvalidTuning, "minWindowSamples = 1000001: must lie in [1, 1000000]"},
+		{Config{LongWindow: -600}, CodeInvalidTuning, ErrInvalidTuning, "longWindow = -600: must lie in [1, 1000000]"},
+		{Config{LongWindow: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("longWindow = %d: must lie in [1, 1000000]", math.MaxInt)},
+		{Config{QueueSize: -4}, CodeInvalidTuning, ErrInvalidTuning, "queueSize = -4: must lie in [1, 16777216]"},
+		{Config{QueueSize: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("queueSize = %d: must lie in [1, 16777216]", math.MaxInt)},
 		{Config{Smoothing: 1.5}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = 1.5: must lie in (0, 1] and be finite"},
 		{Config{Smoothing: -0.1}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = -0.1"},
 		{Config{Smoothing: math.NaN()}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = NaN"},
@@ -128,10 +137,13 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Alpha: 3}, CodeInvalidTuning, ErrInvalidTuning, "beta = 0: must exceed alpha (3), or both be 0 for the defaults"},
 		{Config{Alpha: 3, Beta: 3}, CodeInvalidTuning, ErrInvalidTuning, "beta = 3: must exceed alpha (3)"},
 		{Config{Alpha: 4, Beta: -6}, CodeInvalidTuning, ErrInvalidTuning, "beta = -6: must exceed alpha (4)"},
-		{Config{ProbeMultiplier: -30}, CodeInvalidTuning, ErrInvalidTuning, "probeMultiplier = -30: must be at least 1"},
+		{Config{ProbeMultiplier: -30}, CodeInvalidTuning, ErrInvalidTuning, "probeMultiplier = -30: must lie in [1, 1000000]"},
 		{Config{MaxWait: -time.Second}, CodeOutOfRange, ErrOutOfRange, `R4C-ATR-009: adaptive limit "orders": maxWait = -1s: must not be negative`},
 		{Config{MaxWaiters: -1}, CodeInvalidTuning, ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": maxWaiters = -1: must not be negative`},
 		{Config{WaitOrder: 7}, CodeInvalidTuning, ErrInvalidTuning, "waitOrder = WaitOrder(7): must be fifo or lifo"},
+		{Config{ProbeMultiplier: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("probeMultiplier = %d: must lie in [1, 1000000]", math.MaxInt)},
+		{Config{Alpha: 3, Beta: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("beta = %d: must not exceed 16777216", math.MaxInt)},
+		{Config{Disabled: true, DryRun: true}, CodeInvalidTuning, ErrInvalidTuning, "dryRun = true: cannot be set with disabled, which measures nothing"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.message, func(t *testing.T) {
@@ -147,6 +159,13 @@ func TestConfigErrors(t *testing.T) {
 			require.Equal(t, "orders", ce.Instance)
 		})
 	}
+}
+
+// The ceilings themselves are valid.
+func TestConfigCeilings(t *testing.T) {
+	_, err := New(Config{InitialLimit: LimitCeiling, MinLimit: LimitCeiling, MaxLimit: LimitCeiling,
+		QueueSize: QueueSizeCeiling, MinWindowSamples: MinWindowSamplesCeiling, LongWindow: WindowsCeiling})
+	require.NoError(t, err)
 }
 
 func TestAlgorithmString(t *testing.T) {

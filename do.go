@@ -13,14 +13,8 @@ func Do[T any](ctx context.Context, l *Limiter, fn func(context.Context) (T, err
 	if err != nil {
 		return zero, err
 	}
-	finished := false
-	defer func() {
-		if !finished {
-			p.Cancel()
-		}
-	}()
+	defer p.Cancel() // fn panicked: Done has not cleared p
 	v, err := fn(ctx)
-	finished = true
 	p.Done(err)
 	return v, err
 }

@@ -34,7 +34,7 @@ func newGradient2(c Config) *gradient2 {
 func (g *gradient2) next(w window, d Decision) Decision {
 	short := w.meanLatency
 	long := g.long.add(short)
-	d.LongLatency = time.Duration(long)
+	d.LongLatency = duration(long)
 	// After a long overload the average has learnt the slow latency; decaying it once
 	// latency is back to normal lets the limit recover sooner.
 	if ratio(long, short) > 2 {
@@ -43,20 +43,24 @@ func (g *gradient2) next(w window, d Decision) Decision {
 	// With fewer than half the slots in use, latency says nothing about the limit.
 	if float64(w.maxInFlight) < g.estimate/2 {
 		d.AppLimited = true
-		d.LimitAfter = int(g.estimate)
+		d.LimitAfter = g.limit()
 		return d
 	}
 	gradient := clamp(g.tolerance*ratio(long, short), 0.5, 1)
 	n := g.estimate*gradient + g.queueSize
 	n = g.estimate*(1-g.smoothing) + n*g.smoothing
-	g.estimate = clamp(n, g.minLimit, g.maxLimit)
+	if n == n { // NaN keeps the estimate: clamp would pass it on
+		g.estimate = clamp(n, g.minLimit, g.maxLimit)
+	}
 	d.Gradient = gradient
-	d.LimitAfter = int(g.estimate)
+	d.LimitAfter = g.limit()
 	return d
 }
 
+func (g *gradient2) limit() int { return saturate(g.estimate, int(g.minLimit), int(g.maxLimit)) }
+
 // longLatency is the long-term average as it stands, decay included.
-func (g *gradient2) longLatency() time.Duration { return time.Duration(g.long.value) }
+func (g *gradient2) longLatency() time.Duration { return duration(g.long.value) }
 
 // ratio is long/short, defined where short is 0 (a manual clock, or calls faster than the
 // clock's resolution): an instant window is no sign of queueing, and 0/0 is no change.

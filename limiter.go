@@ -63,13 +63,19 @@ func New(c Config) (*Limiter, error) {
 	}
 	l.windowUnits = l.src.units(c.Window)
 	l.slots.limit.Store(int64(c.InitialLimit))
-	l.window.end.Store(l.src.now() + l.windowUnits)
+	l.window.end.Store(later(l.src.now(), l.windowUnits))
 	return l, nil
 }
 
 // Acquire takes a slot, or returns the limiter's *LimitExceededError at once if the limit
 // is full: it never waits. Finish the permit with Done or Cancel exactly once.
+//
+// Acquire panics on a nil or zero Limiter.
 func (l *Limiter) Acquire() (Permit, error) {
+	if l == nil {
+		panicUnusable()
+	}
+	// The zero Limiter's limit is 0, so it takes this branch, and reject panics.
 	if l.slots.full() && l.mode == enforcing {
 		// Checked before tryAcquire, which checks again, so that a rejection runs straight
 		// through: two loads, a compare and the count, with no jump.
@@ -81,36 +87,82 @@ func (l *Limiter) Acquire() (Permit, error) {
 		if n, ok = l.slots.tryAcquire(); !ok {
 			return l.reject()
 		}
-	} else if n = l.takeUnenforced(); n == 0 {
-		return Permit{l: l}, nil
+	} else if l.mode == disabled {
+		return Permit{}, nil // it measures nothing, so the permit needs no finishing
+	} else {
+		n = l.takeUnenforced()
 	}
 	p := Permit{l: l, start: untimed, inFlight: n}
 	if l.timed() {
 		if l.src.kind == sourceTicks {
 			p.start = clock.Ticks() // the default clock, read without the call through now
 		} else {
-			p.start = l.src.now()
+			p.start = l.nowHolding()
 		}
 	}
 	return p, nil
 }
 
 func (l *Limiter) reject() (Permit, error) {
+	err := l.rejection
+	if err == nil {
+		panicUnusable() // the zero Limiter: before anything is pinned
+	}
 	l.stripes.reject()
-	return Permit{}, l.rejection
+	return Permit{}, err
+}
+
+func panicUnusable() {
+	panic("adaptivelimit: nil or zero *Limiter: create limiters with New")
 }
 
 // takeUnenforced takes a slot whatever the limit in a dry run, counting a rejection where
-// the limit is full, and returns the count in flight with it; disabled, it returns 0.
+// the limit is full, and returns the count in flight with it: at least 1, even while a
+// permit finished twice holds the count below zero for a moment.
 func (l *Limiter) takeUnenforced() int64 {
-	if l.mode == disabled {
-		return 0
-	}
 	n := l.slots.take()
 	if n > l.slots.limit.Load() {
 		l.stripes.reject()
 	}
-	return n
+	return max(n, 1)
+}
+
+// nowHolding reads the clock for a call that holds a slot. A Clock that panics frees the
+// slot, and the panic goes on.
+func (l *Limiter) nowHolding() int64 {
+	if l.src.kind != sourceOther {
+		return l.src.now()
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			l.abandon()
+		}
+	}()
+	now := l.src.clock.Nanotime()
+	ok = true
+	return now
+}
+
+// abandon frees the slot of a call whose callback panicked, without a sample.
+func (l *Limiter) abandon() {
+	if l.slots.release() {
+		l.passOn()
+	}
+}
+
+// dropOn reports whether DropOn takes err for a drop. A DropOn that panics frees the slot,
+// and the panic goes on.
+func (l *Limiter) dropOn(err error) bool {
+	ok := false
+	defer func() {
+		if !ok {
+			l.abandon()
+		}
+	}()
+	drop := l.cfg.DropOn(err)
+	ok = true
+	return drop
 }
 
 // untimed is the start of a call that is not timed: no reading is after it, so the call's
@@ -122,12 +174,9 @@ const untimed = math.MaxInt64
 // The slot is freed before the sample is added, so finishing a permit twice panics without
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
 func (l *Limiter) done(p Permit, err error) {
-	if l.mode == disabled {
-		return
-	}
 	var drop uint64
 	if err != nil {
-		if !l.cfg.DropOn(err) {
+		if !l.dropOn(err) {
 			l.slots.free()
 			l.passOn()
 			return
@@ -138,33 +187,39 @@ func (l *Limiter) done(p Permit, err error) {
 	// taking one there is as little as possible: another processor would take the line.
 	var now int64
 	var s *stripe
+	var own bool
 	if l.src.kind == sourceTicks {
-		s = l.stripes.pin()
+		s, own = l.stripes.pin()
 		now = clock.Ticks() // as in Acquire
 	} else {
-		now = l.src.now() // a Clock may block, so it is read before the P is pinned
-		s = l.stripes.pin()
+		now = l.nowHolding() // a Clock may block, so it is read before the P is pinned
+		s, own = l.stripes.pin()
 	}
 	held := l.slots.release()
 	if held {
-		addSample(s, elapsed(p.start, now), drop, peakMark(l.window.id.Load(), p.inFlight))
+		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight)
+		if own {
+			addSample(s, latency, drop, peak)
+		} else {
+			addSampleAtomic(s, latency, drop, peak)
+		}
 	}
 	procUnpin()
 	if !held {
 		panicFinishedTwice() // unpinned: the runtime does not let a pinned goroutine panic
 	}
 	l.passOn() // unpinned: serving waiters takes a lock
-	if now >= l.window.end.Load() {
+	// One compare finds both a window that is over and a clock that stepped back before the
+	// window's start: now lies in [end-windowUnits, end) while neither happened.
+	if uint64(l.window.end.Load()-1-now) >= uint64(l.windowUnits) {
 		l.closeWindow(now)
 	}
 }
 
 // cancel frees p's slot without a sample.
 func (l *Limiter) cancel() {
-	if l.mode != disabled {
-		l.slots.free()
-		l.passOn()
-	}
+	l.slots.free()
+	l.passOn()
 }
 
 // elapsed is the latency of a call that started at start and ended at now, in clock units:

@@ -107,7 +107,7 @@ func TestOutcomes(t *testing.T) {
 		{"a DropOn error is a drop sample", func(p Permit) { p.Done(timeout) }, 1, 1},
 		{"another error frees the slot only", func(p Permit) { p.Done(notFound) }, 0, 0},
 		{"context.Canceled frees the slot only", func(p Permit) { p.Done(context.Canceled) }, 0, 0},
-		{"Cancel frees the slot only", Permit.Cancel, 0, 0},
+		{"Cancel frees the slot only", func(p Permit) { p.Cancel() }, 0, 0},
 	}
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		for _, tc := range cases {
@@ -261,12 +261,45 @@ func TestDryRun(t *testing.T) {
 	})
 }
 
-func TestFinishingTwicePanics(t *testing.T) {
+// Done and Cancel clear the permit, so a second finish of the same variable does nothing.
+// The case: with a limit of 2, b finished twice freed a's slot too, so that three
+// calls ran under a limit of 2 and the correct finish of d panicked.
+func TestFinishingTwiceIsANoOp(t *testing.T) {
+	finishes := map[string]func(p *Permit){
+		"Done":   func(p *Permit) { p.Done(nil) },
+		"Cancel": func(p *Permit) { p.Cancel() },
+		"drop":   func(p *Permit) { p.Done(context.DeadlineExceeded) },
+	}
+	for first, finish := range finishes {
+		for second, again := range finishes {
+			t.Run(first+" then "+second, func(t *testing.T) {
+				l, _ := newManual(t, Config{InitialLimit: 2, MaxLimit: 2})
+				held := acquireN(t, l, 2)
+				finish(&held[1])
+				require.Equal(t, Permit{}, held[1], "cleared")
+				require.NotPanics(t, func() { again(&held[1]) })
+				require.Equal(t, 1, l.InFlight(), "a still holds its slot")
+				c, err := l.Acquire()
+				require.NoError(t, err)
+				_, err = l.Acquire()
+				require.ErrorIs(t, err, ErrLimitExceeded, "a and c hold the two slots")
+				c.Done(nil)
+				held[0].Done(nil)
+				require.Zero(t, l.InFlight())
+			})
+		}
+	}
+}
+
+// A finished copy is a different variable: finishing it again is the bug the godoc warns of.
+// With nothing else held it is caught, without a sample.
+func TestFinishingACopyTwicePanics(t *testing.T) {
 	l, _ := newManual(t, Config{})
 	p, err := l.Acquire()
 	require.NoError(t, err)
+	q := p
 	p.Done(nil)
-	require.PanicsWithValue(t, "adaptivelimit: permit finished twice: more slots released than were taken", func() { p.Done(nil) })
+	require.PanicsWithValue(t, "adaptivelimit: permit finished twice: more slots released than were taken", func() { q.Done(nil) })
 	require.Zero(t, l.InFlight(), "the count is left as it was")
 	require.Equal(t, uint64(1), l.stripes.sum(0).samples, "the second finish adds no sample")
 	p, err = l.Acquire()

@@ -46,6 +46,9 @@ type Snapshot struct {
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
 // calls, for metrics.
 func (l *Limiter) Snapshot() Snapshot {
+	if l == nil || l.rejection == nil {
+		panicUnusable()
+	}
 	s := Snapshot{
 		Name:      l.cfg.Name,
 		Algorithm: l.cfg.Algorithm,
@@ -55,7 +58,7 @@ func (l *Limiter) Snapshot() Snapshot {
 		MaxLimit:  l.cfg.MaxLimit,
 		Disabled:  l.mode == disabled,
 		DryRun:    l.mode == dryRun,
-		Rejected:  l.stripes.sum(0).rejected,
+		Rejected:  l.published.rejections(l.stripes.sum(0).rejected),
 
 		Waiting:       int(l.wait.count.Load()),
 		WaitAbandoned: l.wait.abandoned.Load(),
@@ -75,6 +78,21 @@ type published struct {
 	changes atomic.Uint64
 	long    atomic.Int64
 	last    [11]atomic.Uint64
+
+	// The most rejections a snapshot has reported. A plain increment racing with another on
+	// a shared counter can move the sum back; snapshots never do, so that a metric never
+	// sees a counter reset.
+	rejected atomic.Uint64
+}
+
+// rejections returns the larger of sum and what earlier snapshots reported, and keeps it.
+func (p *published) rejections(sum uint64) uint64 {
+	for {
+		old := p.rejected.Load()
+		if sum <= old || p.rejected.CompareAndSwap(old, sum) {
+			return max(sum, old)
+		}
+	}
 }
 
 func (p *published) store(d *Decision, long time.Duration) {

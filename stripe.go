@@ -20,12 +20,18 @@ type pad [cacheLineSize]byte
 // the P it runs on, so no two processors write the same line; the window closer reads every
 // stripe and subtracts what it read the last time, so nothing is reset under a writer. The
 // counters wrap around, and differences of them stay right.
+//
+// A latency is added in two halves, its low 32 bits to latencyLow and the rest to
+// latencyHigh, so that a window's sum is exact whatever the latencies, up to 2^31 samples a
+// window: one sum of whole latencies would wrap with 1,000 calls across a clock jump of a
+// year.
 type stripe struct {
-	latency uint64 // sum of latencies, in clock units
-	samples uint64
-	drops   uint64
-	peak    uint64 // window id << 32 | the most calls in flight a sample saw in that window
-	_       [cacheLineSize - 4*8]byte
+	latencyLow  uint64 // sum of latencies mod 2^32, in clock units
+	latencyHigh uint64 // sum of latencies >> 32
+	samples     uint64
+	drops       uint64
+	peak        uint64 // window id << 32 | the most calls in flight a sample saw in that window
+	_           [cacheLineSize - 5*8]byte
 }
 
 // counter is a rejection counter with a line of its own.
@@ -34,7 +40,9 @@ type counter struct {
 	_ [cacheLineSize - 8]byte
 }
 
-// stripes are a power of two of sample stripes, one per P, and as many rejection counters.
+// stripes are a power of two of sample stripes, one per P when New ran, then one overflow
+// stripe that the Ps added by raising GOMAXPROCS later share, with atomic adds; and as many
+// rejection counters as per-P stripes.
 type stripes struct {
 	s        []stripe
 	rejected []counter
@@ -42,16 +50,16 @@ type stripes struct {
 }
 
 func newStripes() stripes {
-	n := 2
-	for n < 2*max(runtime.GOMAXPROCS(0), runtime.NumCPU()) {
+	n := 1
+	for n < runtime.GOMAXPROCS(0) {
 		n <<= 1
 	}
-	return stripes{s: make([]stripe, n), rejected: make([]counter, n), mask: uintptr(n - 1)}
+	return stripes{s: make([]stripe, n+1), rejected: make([]counter, n), mask: uintptr(n - 1)}
 }
 
 // The P id comes from the runtime, which keeps these links open for outside packages.
 // Between procPin and procUnpin the goroutine cannot be preempted or move to another P, so
-// its stripe has no other writer while GOMAXPROCS does not grow past the stripes.
+// the P's own stripe has no other writer.
 //
 //go:linkname procPin runtime.procPin
 func procPin() int
@@ -59,13 +67,36 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// pin pins the calling goroutine to its P and returns the P's stripe. Unpin with procUnpin.
-func (ss *stripes) pin() *stripe { return &ss.s[uintptr(procPin())&ss.mask] }
+// pin pins the calling goroutine to its P and returns the P's stripe, and whether the P owns
+// it: a P beyond the stripes (GOMAXPROCS raised after New) gets the overflow stripe, which
+// only addSampleAtomic may write. Unpin with procUnpin.
+func (ss *stripes) pin() (s *stripe, own bool) {
+	p := uintptr(procPin())
+	return &ss.s[min(p, ss.mask+1)], p <= ss.mask
+}
+
+// addSampleAtomic adds a sample to s with atomic adds, for a stripe that several Ps share.
+func addSampleAtomic(s *stripe, latency, drop, peak uint64) {
+	atomic.AddUint64(&s.latencyLow, latency&(1<<32-1))
+	if high := latency >> 32; high != 0 {
+		atomic.AddUint64(&s.latencyHigh, high)
+	}
+	atomic.AddUint64(&s.samples, 1)
+	if drop != 0 {
+		atomic.AddUint64(&s.drops, drop)
+	}
+	for {
+		old := atomic.LoadUint64(&s.peak)
+		if peak <= old || atomic.CompareAndSwapUint64(&s.peak, old, peak) {
+			return
+		}
+	}
+}
 
 // totals are the stripes' counters summed.
 type totals struct {
-	latency, samples, drops, rejected uint64
-	maxInFlight                       uint64 // in window id only
+	latencyLow, latencyHigh, samples, drops, rejected uint64
+	maxInFlight                                       uint64 // in window id only
 }
 
 // sum reads every stripe; maxInFlight is the most in flight that samples of window id saw.
@@ -73,12 +104,15 @@ func (ss *stripes) sum(id uint64) totals {
 	var t totals
 	for i := range ss.s {
 		s := &ss.s[i]
-		t.latency += atomic.LoadUint64(&s.latency)
+		t.latencyLow += atomic.LoadUint64(&s.latencyLow)
+		t.latencyHigh += atomic.LoadUint64(&s.latencyHigh)
 		t.samples += atomic.LoadUint64(&s.samples)
 		t.drops += atomic.LoadUint64(&s.drops)
 		if p := atomic.LoadUint64(&s.peak); p>>32 == id&peakMask {
 			t.maxInFlight = max(t.maxInFlight, p&peakMask)
 		}
+	}
+	for i := range ss.rejected {
 		t.rejected += atomic.LoadUint64(&ss.rejected[i].n)
 	}
 	return t

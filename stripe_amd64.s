@@ -9,7 +9,11 @@ TEXT ·addSample(SB), NOSPLIT, $0-32
 	MOVQ latency+8(FP), BX
 	MOVQ drop+16(FP), CX
 	MOVQ peak+24(FP), DX
-	ADDQ BX, stripe_latency(AX)
+	MOVQ BX, SI
+	SHRQ $32, SI
+	MOVL BX, BX
+	ADDQ BX, stripe_latencyLow(AX)
+	ADDQ SI, stripe_latencyHigh(AX)
 	INCQ stripe_samples(AX)
 	ADDQ CX, stripe_drops(AX)
 	CMPQ DX, stripe_peak(AX)

@@ -30,14 +30,22 @@ func TestPadding(t *testing.T) {
 	ss := newStripes()
 	require.Zero(t, uintptr(unsafe.Pointer(&ss.s[0]))%cacheLineSize, "stripes start on a line")
 	require.Zero(t, uintptr(unsafe.Pointer(&ss.rejected[0]))%cacheLineSize, "counters start on a line")
-	require.GreaterOrEqual(t, len(ss.s), 2*runtime.GOMAXPROCS(0))
-	require.Len(t, ss.rejected, len(ss.s))
-	require.Equal(t, uintptr(len(ss.s)-1), ss.mask)
+	perP := len(ss.rejected)
+	require.GreaterOrEqual(t, perP, runtime.GOMAXPROCS(0), "a stripe per P")
+	require.Less(t, perP, 2*runtime.GOMAXPROCS(0), "no more than a power of two needs")
+	require.Zero(t, perP&(perP-1), "a power of two")
+	require.Len(t, ss.s, perP+1, "and the overflow stripe")
+	require.Equal(t, uintptr(perP-1), ss.mask)
 }
 
 // sample adds one sample to the calling P's stripe, as a completing call does.
 func (ss *stripes) sample(latency, drop, peak uint64) {
-	addSample(ss.pin(), latency, drop, peak)
+	s, own := ss.pin()
+	if own {
+		addSample(s, latency, drop, peak)
+	} else {
+		addSampleAtomic(s, latency, drop, peak)
+	}
 	procUnpin()
 }
 
@@ -48,7 +56,7 @@ func TestStripeAdds(t *testing.T) {
 	ss.sample(25, 0, peakMark(0, 5))
 	ss.reject()
 	got := ss.sum(0)
-	require.Equal(t, totals{latency: 175, samples: 3, drops: 1, rejected: 1, maxInFlight: 7}, got)
+	require.Equal(t, totals{latencyLow: 175, samples: 3, drops: 1, rejected: 1, maxInFlight: 7}, got)
 
 	ss.sample(10, 0, peakMark(1, 2))
 	ss.sample(10, 0, peakMark(0, 9)) // a sample of the closed window: it cannot raise the new one

@@ -1,8 +1,8 @@
 package adaptivelimit
 
 import (
+	"math"
 	"sync/atomic"
-	"time"
 )
 
 // windowState is read by every completing call and written once a window, so it has a line
@@ -23,41 +23,66 @@ func (l *Limiter) closeWindow(now int64) {
 	defer l.closing.Store(false)
 	end := l.window.end.Load()
 	if now < end {
-		return // closed by another goroutine since this one looked
+		// Closed by another goroutine since this one looked, or now is before the window's
+		// start. That is a reading taken long ago, or a clock that stepped back: read it
+		// again, and if it is still before the start, move the window to now, keeping its
+		// samples, rather than stall every window until the clock is back.
+		if start := end - l.windowUnits; now < start {
+			if now = l.src.now(); now < start {
+				l.window.end.Store(later(now, l.windowUnits))
+			}
+		}
+		return
 	}
 	id := l.window.id.Load()
 	read := l.stripes.sum(id)
-	samples := read.samples - l.read.samples
+	samples := since(read.samples, l.read.samples)
 	if samples < uint64(l.cfg.MinWindowSamples) {
 		// Too few samples: extend the window by whole windows until it ends after now,
 		// keeping its samples. With no traffic for a while that is several windows at once.
-		l.window.end.Store(end + ((now-end)/l.windowUnits+1)*l.windowUnits)
+		over := uint64(now-end) % uint64(l.windowUnits)
+		l.window.end.Store(later(now, l.windowUnits-int64(over)))
 		return
 	}
+	latency := float64(since(read.latencyHigh, l.read.latencyHigh))*(1<<32) +
+		float64(since(read.latencyLow, l.read.latencyLow))
 	w := window{
 		samples:     samples,
-		drops:       read.drops - l.read.drops,
-		meanLatency: float64(read.latency-l.read.latency) / float64(samples) * l.src.nanosPerUnit,
-		maxInFlight: int(read.maxInFlight),
+		drops:       min(since(read.drops, l.read.drops), samples),
+		meanLatency: latency / float64(samples) * l.src.nanosPerUnit,
+		maxInFlight: count(read.maxInFlight),
 	}
 	l.read = read
 	d := Decision{
-		Samples:     int(w.samples),
-		Drops:       int(w.drops),
+		Samples:     count(w.samples),
+		Drops:       count(w.drops),
 		Dropped:     w.drops > 0,
-		MeanLatency: time.Duration(w.meanLatency),
+		MeanLatency: duration(w.meanLatency),
 		MaxInFlight: w.maxInFlight,
 		LimitBefore: l.Limit(),
 	}
 	d = l.algorithm.next(w, d)
+	d.LimitAfter = clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit)
 	l.slots.limit.Store(int64(d.LimitAfter))
 	if d.LimitAfter > d.LimitBefore {
 		l.passOn() // the new slots go to waiters first
 	}
 	l.window.id.Store(id + 1)
-	l.window.end.Store(now + l.windowUnits)
+	l.window.end.Store(later(now, l.windowUnits))
 	l.published.store(&d, l.algorithm.longLatency())
 	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {
 		l.cfg.OnLimitChange(l.cfg.Name, d)
 	}
 }
+
+// since is how much a cumulative counter grew from before to now. A counter that went
+// backwards, which a torn plain add could do, grew by 0: a sample may be lost, never invented.
+func since(now, before uint64) uint64 {
+	if d := now - before; int64(d) >= 0 {
+		return d
+	}
+	return 0
+}
+
+// count converts a count to an int, saturating where int has 32 bits.
+func count(n uint64) int { return int(min(n, math.MaxInt)) }

@@ -14,7 +14,7 @@ import (
 // plain counter for the fixed bulkheads and for no limit at all.
 type gate interface {
 	acquire() (adaptivelimit.Permit, bool)
-	release(p adaptivelimit.Permit, err error)
+	release(p *adaptivelimit.Permit, err error)
 	limit() int // unlimited for no limit
 	inFlight() int
 	baseline() int64 // the latency, in ns, the limiter takes as normal; 0 for none
@@ -119,10 +119,10 @@ func (g limiterGate) acquire() (adaptivelimit.Permit, bool) {
 	return p, err == nil
 }
 
-func (g limiterGate) release(p adaptivelimit.Permit, err error) { p.Done(err) }
-func (g limiterGate) limit() int                                { return g.l.Limit() }
-func (g limiterGate) inFlight() int                             { return g.l.InFlight() }
-func (g limiterGate) baseline() int64                           { return int64(g.l.Snapshot().LongLatency) }
+func (g limiterGate) release(p *adaptivelimit.Permit, err error) { p.Done(err) }
+func (g limiterGate) limit() int                                 { return g.l.Limit() }
+func (g limiterGate) inFlight() int                              { return g.l.InFlight() }
+func (g limiterGate) baseline() int64                            { return int64(g.l.Snapshot().LongLatency) }
 
 // counterGate is a fixed bulkhead: at most max calls at once. It is atomic
 // because the real mode calls it from many goroutines.
@@ -143,7 +143,7 @@ func (g *counterGate) acquire() (adaptivelimit.Permit, bool) {
 	}
 }
 
-func (g *counterGate) release(adaptivelimit.Permit, error) { g.n.Add(-1) }
-func (g *counterGate) limit() int                          { return g.max }
-func (g *counterGate) inFlight() int                       { return int(g.n.Load()) }
-func (g *counterGate) baseline() int64                     { return 0 }
+func (g *counterGate) release(*adaptivelimit.Permit, error) { g.n.Add(-1) }
+func (g *counterGate) limit() int                           { return g.max }
+func (g *counterGate) inFlight() int                        { return int(g.n.Load()) }
+func (g *counterGate) baseline() int64                      { return 0 }

@@ -179,7 +179,7 @@ func (r *realRun) call(client int32, service time.Duration) {
 	}
 	timer.Stop()
 	latency := time.Since(begin)
-	r.gates[client].release(permit, err)
+	r.gates[client].release(&permit, err)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {

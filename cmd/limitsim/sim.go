@@ -225,7 +225,7 @@ func (s *simulation) answer(id int32, now int64, err error) {
 	s.rec.answer(src.client, now-c.arrival, err == nil)
 	s.rec.settle(now, now-c.arrival, s.sc.window.Seconds())
 	s.rec.release(now)
-	s.gates[src.client].release(c.permit, err)
+	s.gates[src.client].release(&c.permit, err)
 	if src.closedLoop() {
 		s.schedule(c.source, now)
 	}
