@@ -20,7 +20,7 @@ func (a *aimd) next(w window, d Decision) Decision {
 	switch {
 	case w.drops > 0:
 		a.limit = saturate(float64(a.limit)*a.backoff, a.minLimit, a.maxLimit)
-	case w.maxInFlight >= a.limit-a.limit/2: // at least half, without overflowing
+	case w.maxInFlight >= a.limit-a.limit/2 && a.limit < a.maxLimit: // at least half in use
 		a.limit++
 	}
 	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)

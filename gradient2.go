@@ -12,8 +12,8 @@ import (
 type gradient2 struct {
 	estimate  float64
 	long      expAverage
-	minLimit  float64
-	maxLimit  float64
+	minLimit  int
+	maxLimit  int
 	smoothing float64
 	tolerance float64
 	queueSize float64
@@ -23,8 +23,8 @@ func newGradient2(c Config) *gradient2 {
 	return &gradient2{
 		estimate:  float64(c.InitialLimit),
 		long:      expAverage{warmup: 10, factor: 2 / (float64(c.LongWindow) + 1)},
-		minLimit:  float64(c.MinLimit),
-		maxLimit:  float64(c.MaxLimit),
+		minLimit:  c.MinLimit,
+		maxLimit:  c.MaxLimit,
 		smoothing: c.Smoothing,
 		tolerance: c.RTTTolerance,
 		queueSize: float64(c.QueueSize),
@@ -50,14 +50,14 @@ func (g *gradient2) next(w window, d Decision) Decision {
 	n := g.estimate*gradient + g.queueSize
 	n = g.estimate*(1-g.smoothing) + n*g.smoothing
 	if n == n { // NaN keeps the estimate: clamp would pass it on
-		g.estimate = clamp(n, g.minLimit, g.maxLimit)
+		g.estimate = clamp(n, float64(g.minLimit), float64(g.maxLimit))
 	}
 	d.Gradient = gradient
 	d.LimitAfter = g.limit()
 	return d
 }
 
-func (g *gradient2) limit() int { return saturate(g.estimate, int(g.minLimit), int(g.maxLimit)) }
+func (g *gradient2) limit() int { return saturate(g.estimate, g.minLimit, g.maxLimit) }
 
 // longLatency is the long-term average as it stands, decay included.
 func (g *gradient2) longLatency() time.Duration { return duration(g.long.value) }
