@@ -4,7 +4,7 @@ QEMU_ARM64 ?= qemu-aarch64
 CORE := ./ ./internal/... ./httplimit
 MODULES := ./bench/... ./cmd/limitsim/... ./grpclimit/... ./promlimit/... ./otellimit/...
 
-.PHONY: test vet test-amd64 test-purego test-arm64 test-modules demo bench bench-check perf-baseline qemu
+.PHONY: test vet test-amd64 test-purego test-arm64 test-modules demo bench bench-check perf-baseline qemu soak
 
 test: vet test-amd64 test-purego test-arm64 test-modules
 
@@ -34,6 +34,11 @@ test-modules:
 	$(GO) test -race -count=1 $(MODULES)
 	LIMITSIM_DOCS=1 $(GO) test -count=1 ./cmd/limitsim/...
 	$(GO) test -run='^$$' -bench=. -benchtime=100x -cpu=1,2 ./bench
+
+# Not in CI: ten minutes of the stress suite (16 variants, 37 s each) with the race detector,
+# printing what each variant did and how many invariants it checked.
+soak:
+	$(GO) test -race -count=1 -v -run '^TestStress$$' -soak=37s -timeout=30m .
 
 qemu:
 	command -v $(QEMU_ARM64) >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-user)
