@@ -32,6 +32,10 @@ type Limiter struct {
 	published published
 
 	cfg Config
+
+	// Written only where GOMAXPROCS grew after New, by the Ps beyond the stripes.
+	_        pad
+	overflow stripe
 }
 
 type mode uint8
@@ -49,12 +53,12 @@ func New(c Config) (*Limiter, error) {
 		return nil, err
 	}
 	l := &Limiter{
-		stripes:   newStripes(),
 		src:       newSource(c.Clock),
 		rejection: newLimitExceededError(c.Name),
 		algorithm: newAlgorithm(c),
 		cfg:       c,
 	}
+	l.stripes = newStripes(&l.overflow)
 	switch {
 	case c.Disabled:
 		l.mode = disabled

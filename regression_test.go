@@ -124,7 +124,7 @@ func TestGOMAXPROCSGrowth(t *testing.T) {
 				} else {
 					beyond.Add(1)
 					require.False(t, own)
-					require.Same(t, &l.stripes.s[perP], s)
+					require.Same(t, &l.overflow, s)
 				}
 				permit, err := l.Acquire()
 				if err == nil {

@@ -40,21 +40,23 @@ type counter struct {
 	_ [cacheLineSize - 8]byte
 }
 
-// stripes are a power of two of sample stripes, one per P when New ran, then one overflow
-// stripe that the Ps added by raising GOMAXPROCS later share, with atomic adds; and as many
-// rejection counters as per-P stripes.
+// stripes are a power of two of sample stripes, one per P when New ran, and as many
+// rejection counters; and an overflow stripe that the Ps added by raising GOMAXPROCS later
+// share, with atomic adds. The overflow stripe lives in the Limiter, so that the slices are
+// a power of two of lines, which the allocator serves without waste.
 type stripes struct {
 	s        []stripe
 	rejected []counter
 	mask     uintptr
+	overflow *stripe
 }
 
-func newStripes() stripes {
+func newStripes(overflow *stripe) stripes {
 	n := 1
 	for n < runtime.GOMAXPROCS(0) {
 		n <<= 1
 	}
-	return stripes{s: make([]stripe, n+1), rejected: make([]counter, n), mask: uintptr(n - 1)}
+	return stripes{s: make([]stripe, n), rejected: make([]counter, n), mask: uintptr(n - 1), overflow: overflow}
 }
 
 // The P id comes from the runtime, which keeps these links open for outside packages.
@@ -71,8 +73,10 @@ func procUnpin()
 // it: a P beyond the stripes (GOMAXPROCS raised after New) gets the overflow stripe, which
 // only addSampleAtomic may write. Unpin with procUnpin.
 func (ss *stripes) pin() (s *stripe, own bool) {
-	p := uintptr(procPin())
-	return &ss.s[min(p, ss.mask+1)], p <= ss.mask
+	if p := uintptr(procPin()); p <= ss.mask {
+		return &ss.s[p], true
+	}
+	return ss.overflow, false
 }
 
 // addSampleAtomic adds a sample to s with atomic adds, for a stripe that several Ps share.
@@ -102,8 +106,11 @@ type totals struct {
 // sum reads every stripe; maxInFlight is the most in flight that samples of window id saw.
 func (ss *stripes) sum(id uint64) totals {
 	var t totals
-	for i := range ss.s {
-		s := &ss.s[i]
+	for i := range len(ss.s) + 1 {
+		s := ss.overflow
+		if i < len(ss.s) {
+			s = &ss.s[i]
+		}
 		t.latencyLow += atomic.LoadUint64(&s.latencyLow)
 		t.latencyHigh += atomic.LoadUint64(&s.latencyHigh)
 		t.samples += atomic.LoadUint64(&s.samples)

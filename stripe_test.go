@@ -21,20 +21,22 @@ func TestPadding(t *testing.T) {
 	end := unsafe.Offsetof(l.window) + unsafe.Offsetof(l.window.end)
 	id := unsafe.Offsetof(l.window) + unsafe.Offsetof(l.window.id)
 	readOnly := unsafe.Offsetof(l.stripes)
+	require.GreaterOrEqual(t, unsafe.Offsetof(l.overflow)-unsafe.Offsetof(l.cfg)-unsafe.Sizeof(l.cfg), cacheLineSize,
+		"the overflow stripe is a line away from the configuration")
 	require.Equal(t, inFlight/cacheLineSize, limit/cacheLineSize, "limit shares the in-flight line")
 	require.Equal(t, end/cacheLineSize, id/cacheLineSize)
 	require.GreaterOrEqual(t, end-limit, cacheLineSize, "the window is a line away from the slots")
 	require.GreaterOrEqual(t, readOnly-id, cacheLineSize, "the read-only fields are a line away from the window")
 	require.GreaterOrEqual(t, inFlight, cacheLineSize, "nothing before the slots shares their line")
 
-	ss := newStripes()
+	ss := newStripes(new(stripe))
 	require.Zero(t, uintptr(unsafe.Pointer(&ss.s[0]))%cacheLineSize, "stripes start on a line")
 	require.Zero(t, uintptr(unsafe.Pointer(&ss.rejected[0]))%cacheLineSize, "counters start on a line")
 	perP := len(ss.rejected)
 	require.GreaterOrEqual(t, perP, runtime.GOMAXPROCS(0), "a stripe per P")
 	require.Less(t, perP, 2*runtime.GOMAXPROCS(0), "no more than a power of two needs")
 	require.Zero(t, perP&(perP-1), "a power of two")
-	require.Len(t, ss.s, perP+1, "and the overflow stripe")
+	require.Len(t, ss.s, perP)
 	require.Equal(t, uintptr(perP-1), ss.mask)
 }
 
@@ -50,7 +52,7 @@ func (ss *stripes) sample(latency, drop, peak uint64) {
 }
 
 func TestStripeAdds(t *testing.T) {
-	ss := newStripes()
+	ss := newStripes(new(stripe))
 	ss.sample(100, 0, peakMark(0, 3))
 	ss.sample(50, 1, peakMark(0, 7))
 	ss.sample(25, 0, peakMark(0, 5))
@@ -68,7 +70,7 @@ func TestStripeAdds(t *testing.T) {
 // Many goroutines adding at once lose few samples and invent none: the adds are plain, and
 // only threads that hash to one stripe and race on it can lose one.
 func TestStripesConcurrent(t *testing.T) {
-	ss := newStripes()
+	ss := newStripes(new(stripe))
 	const goroutines, each = 8, 20_000
 	var wg sync.WaitGroup
 	for g := range goroutines {
