@@ -103,7 +103,8 @@ type Config struct {
 	// Disabled admits every call and measures nothing.
 	Disabled bool
 	// DryRun computes the limit and counts the calls it would reject, but admits every call.
-	// It cannot be set with Disabled, which measures nothing.
+	// Disabled wins over it: disabling is the kill switch, and must work whatever level of a
+	// layered configuration set DryRun.
 	DryRun bool
 
 	// Clock times calls and windows. Default: TickClock.
@@ -240,9 +241,6 @@ func (c Config) validate() error {
 	}
 	if c.WaitOrder != FIFO && c.WaitOrder != LIFO {
 		v.fail("waitOrder", c.WaitOrder, "must be fifo or lifo", CodeInvalidTuning, ErrInvalidTuning)
-	}
-	if c.Disabled && c.DryRun {
-		v.fail("dryRun", c.DryRun, "cannot be set with disabled, which measures nothing", CodeInvalidTuning, ErrInvalidTuning)
 	}
 	return v.err
 }

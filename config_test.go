@@ -143,7 +143,6 @@ func TestConfigErrors(t *testing.T) {
 		{Config{WaitOrder: 7}, CodeInvalidTuning, ErrInvalidTuning, "waitOrder = WaitOrder(7): must be fifo or lifo"},
 		{Config{ProbeMultiplier: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("probeMultiplier = %d: must lie in [1, 1000000]", math.MaxInt)},
 		{Config{Alpha: 3, Beta: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("beta = %d: must not exceed 16777216", math.MaxInt)},
-		{Config{Disabled: true, DryRun: true}, CodeInvalidTuning, ErrInvalidTuning, "dryRun = true: cannot be set with disabled, which measures nothing"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.message, func(t *testing.T) {

@@ -35,7 +35,7 @@ const (
 	CodeDurationSyntax  = "R4C-ATR-001" // a duration that does not parse
 	CodeBoundBelowOne   = "R4C-ATR-003" // a limit bound below 1
 	CodeOutOfRange      = "R4C-ATR-009" // bounds out of order or above LimitCeiling, or a window out of range
-	CodeInvalidTuning   = "R4C-REG-001" // an algorithm's tuning out of its range, an unknown key or value, or DryRun with Disabled
+	CodeInvalidTuning   = "R4C-REG-001" // an algorithm's tuning out of its range, an unknown key or value
 	CodeUnknownConfig   = "R4C-REG-004" // a named configuration that does not exist
 	CodeConfigConflict  = "R4C-REG-008" // a shared name whose call sites resolve to different configurations
 	CodeUnknownInstance = "R4C-REG-009" // an instance id that no call site has created
