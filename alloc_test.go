@@ -1,6 +1,7 @@
 package adaptivelimit
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -17,6 +18,8 @@ func TestNoAllocations(t *testing.T) {
 				p, _ := l.Acquire()
 				p.Done(nil)
 			}), "admit + Done")
+			ctx, call := context.Background(), func(context.Context) (int, error) { return 1, nil }
+			require.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = Do(ctx, l, call) }), "Do")
 
 			full, err := New(Config{Algorithm: alg, Clock: clock, InitialLimit: 1, MaxLimit: 1})
 			require.NoError(t, err)

@@ -97,7 +97,7 @@ type Config struct {
 	WaitOrder WaitOrder
 
 	// DropOn reports whether a call's error means the dependency is overloaded. Default
-	// DefaultDropOn.
+	// DefaultDropOn. If it panics, the call's slot is freed and the panic goes on.
 	DropOn func(error) bool
 
 	// Disabled admits every call and measures nothing.
@@ -107,12 +107,15 @@ type Config struct {
 	// layered configuration set DryRun.
 	DryRun bool
 
-	// Clock times calls and windows. Default: TickClock.
+	// Clock times calls and windows. Default: TickClock. If it panics while a call holds a
+	// slot, the slot is freed and the panic goes on.
 	Clock Clock
 
 	// OnLimitChange is called when a window moves the limit, and only then, on the
-	// goroutine that closed the window. It must not block: the next window cannot close
-	// until it returns.
+	// goroutine that closed the window, after the new limit is in force. It should not
+	// block: the next window cannot close until it returns, though no call waits for it. It
+	// may call the limiter's methods. A panic in it goes on to the caller of the Done that
+	// closed the window.
 	OnLimitChange func(name string, d Decision)
 }
 
