@@ -132,17 +132,13 @@ func TestConcurrentWindows(t *testing.T) {
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			poll(stop, func() bool {
 				s := l.Snapshot()
 				require.GreaterOrEqual(t, s.Limit, 1)
 				require.LessOrEqual(t, s.Limit, 64)
 				require.GreaterOrEqual(t, s.InFlight, 0)
-			}
+				return true
+			})
 		})
 		var workers sync.WaitGroup
 		for g := range 8 {

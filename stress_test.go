@@ -201,12 +201,7 @@ func stressPanicThroughDo(t *testing.T, l *Limiter, hold func(), holders *atomic
 func watch(t *testing.T, l *Limiter, stop <-chan struct{}, n *stressCounts) {
 	c := l.cfg
 	var prev Snapshot
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
+	poll(stop, func() bool {
 		s := l.Snapshot()
 		ok := s.Limit >= c.MinLimit && s.Limit <= c.MaxLimit &&
 			s.Rejected >= prev.Rejected && s.Windows >= prev.Windows && s.LimitChanges >= prev.LimitChanges &&
@@ -215,10 +210,25 @@ func watch(t *testing.T, l *Limiter, stop <-chan struct{}, n *stressCounts) {
 				s.Last.LimitAfter >= c.MinLimit && s.Last.LimitAfter <= c.MaxLimit)
 		if !ok {
 			t.Errorf("snapshot breaks an invariant: %+v after %+v", s, prev)
-			return
+			return false
 		}
 		n.checks.Add(1)
 		prev = s
 		runtime.Gosched()
+		return true
+	})
+}
+
+// poll calls f until stop is closed or f returns false.
+func poll(stop <-chan struct{}, f func() bool) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		if !f() {
+			return
+		}
 	}
 }
