@@ -98,7 +98,7 @@ func FuzzAlgorithm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, alg uint8, initial, minLimit, maxLimit, queue, longWindow int,
 		smoothing, tolerance, backoff float64, windows []byte) {
 		c, err := Config{
-			Algorithm: Algorithm(alg%2 + 1), InitialLimit: initial, MinLimit: minLimit, MaxLimit: maxLimit,
+			Algorithm: Algorithm(alg%3 + 1), InitialLimit: initial, MinLimit: minLimit, MaxLimit: maxLimit,
 			QueueSize: queue, LongWindow: longWindow, Smoothing: smoothing, RTTTolerance: tolerance, BackoffRatio: backoff,
 		}.resolved()
 		if err != nil {
@@ -138,7 +138,7 @@ func FuzzWindow(f *testing.F) {
 	f.Add(uint8(1), uint8(3), int64(math.MaxInt64-int64(time.Hour)), []byte{0, 1, 2, 7 | 0xf0, 3, 4, 8 | 0x30, 5, 6, 0, 3})
 	f.Add(uint8(0), uint8(2), int64(math.MinInt64), []byte{0, 8 | 0x40, 3, 0, 8 | 0x10, 3, 9, 0, 3})
 	f.Fuzz(func(t *testing.T, alg uint8, minSamples uint8, start int64, ops []byte) {
-		c := Config{Algorithm: Algorithm(alg%2 + 1), InitialLimit: 8, MaxLimit: 16, MinWindowSamples: 1 + int(minSamples%8)}
+		c := Config{Algorithm: Algorithm(alg%3 + 1), InitialLimit: 8, MaxLimit: 16, MinWindowSamples: 1 + int(minSamples%8)}
 		l, clock := newStep(t, c, start)
 		m := windowModel{t: t, l: l, timed: l.timed()}
 		type call struct {

@@ -2,24 +2,38 @@ package adaptivelimit
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-// growing returns a config whose every window with all slots in use moves the limit, so
-// that OnLimitChange runs.
-func growing(alg Algorithm, onChange func(string, Decision)) Config {
-	return Config{Algorithm: alg, InitialLimit: 2, QueueSize: 10, MinWindowSamples: 1, OnLimitChange: onChange}
+// newGrowing returns a limiter on a ManualClock whose every window with all its slots in use
+// moves the limit, so that OnLimitChange runs, with one window closed: Vegas's first learns
+// its no-load latency and keeps the limit. onChange is called from the second window on.
+func newGrowing(t *testing.T, alg Algorithm, onChange func(string, Decision)) (*Limiter, *ManualClock) {
+	t.Helper()
+	var armed atomic.Bool
+	l, clock := newManual(t, Config{Algorithm: alg, InitialLimit: 2, QueueSize: 10, MinWindowSamples: 1,
+		OnLimitChange: func(name string, d Decision) {
+			if armed.Load() {
+				onChange(name, d)
+			}
+		}})
+	closeOne(t, l, clock)
+	require.Equal(t, uint64(1), l.Snapshot().Windows)
+	armed.Store(true)
+	return l, clock
 }
 
-// closeOne fills the limit, ends the window and finishes the calls: the first Done closes it.
+// closeOne fills the limit, ends the window and finishes the calls, the last first: its Done
+// closes the window, which saw every slot in use.
 func closeOne(t *testing.T, l *Limiter, clock *ManualClock) {
 	t.Helper()
 	held := acquireN(t, l, l.Limit())
 	clock.Advance(time.Second)
-	for i := range held {
+	for i := len(held) - 1; i >= 0; i-- {
 		held[i].Done(nil)
 	}
 }
@@ -28,20 +42,24 @@ func closeOne(t *testing.T, l *Limiter, clock *ManualClock) {
 // window, whose slot is already free; the window is recorded, and later windows close.
 func TestOnLimitChangePanics(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
-		l, clock := newManual(t, growing(alg, func(string, Decision) { panic("listener") }))
-		held := acquireN(t, l, 2)
+		l, clock := newGrowing(t, alg, func(string, Decision) { panic("listener") })
+		limit := l.Limit()
+		held := acquireN(t, l, limit)
 		clock.Advance(time.Second)
-		require.PanicsWithValue(t, "listener", func() { held[0].Done(nil) })
-		require.Equal(t, Permit{}, held[0], "finished")
-		held[1].Done(nil)
+		last := &held[len(held)-1] // saw every slot in use
+		require.PanicsWithValue(t, "listener", func() { last.Done(nil) })
+		require.Equal(t, Permit{}, *last, "finished")
+		for i := range held[:len(held)-1] {
+			held[i].Done(nil)
+		}
 		require.Zero(t, l.InFlight())
 		s := l.Snapshot()
-		require.Equal(t, uint64(1), s.Windows)
+		require.Equal(t, uint64(2), s.Windows)
 		require.Equal(t, s.Last.LimitAfter, s.Limit, "the new limit is in force")
-		require.Greater(t, s.Limit, 2)
+		require.Greater(t, s.Limit, limit)
 
 		require.Panics(t, func() { closeOne(t, l, clock) })
-		require.Equal(t, uint64(2), l.Snapshot().Windows, "the next window closed")
+		require.Equal(t, uint64(3), l.Snapshot().Windows, "the next window closed")
 	})
 }
 
@@ -53,7 +71,7 @@ func TestOnLimitChangeReenters(t *testing.T) {
 		var l *Limiter
 		var inside []Snapshot
 		var clock *ManualClock
-		l, clock = newManual(t, growing(alg, func(_ string, d Decision) {
+		l, clock = newGrowing(t, alg, func(_ string, d Decision) {
 			if len(inside) > 0 {
 				return
 			}
@@ -62,19 +80,23 @@ func TestOnLimitChangeReenters(t *testing.T) {
 			clock.Advance(time.Second) // over again, but this window is closing
 			p.Done(nil)
 			inside = append(inside, l.Snapshot())
-		}))
-		held := acquireN(t, l, 2)
+		})
+		held := acquireN(t, l, l.Limit())
+		n := len(held)
 		clock.Advance(time.Second)
-		held[0].Done(nil) // closes the first window
+		held[n-1].Done(nil) // closes the second window
 		require.Len(t, inside, 1)
-		require.Equal(t, uint64(1), inside[0].Windows, "the snapshot inside sees the window")
-		require.Equal(t, uint64(1), l.Snapshot().Windows, "the Done inside closed none")
+		require.Equal(t, uint64(2), inside[0].Windows, "the snapshot inside sees the window")
+		require.Equal(t, uint64(2), l.Snapshot().Windows, "the Done inside closed none")
 
-		held[1].Done(nil) // the window is over: this closes it
+		held[n-2].Done(nil) // the window is over: this closes it
 		s := l.Snapshot()
-		require.Equal(t, uint64(2), s.Windows)
+		require.Equal(t, uint64(3), s.Windows)
 		require.Equal(t, 2, s.Last.Samples, "the sample added inside the listener, and this one")
-		require.Zero(t, s.InFlight)
+		for i := range held[:n-2] {
+			held[i].Done(nil)
+		}
+		require.Zero(t, l.InFlight())
 	})
 }
 
@@ -84,17 +106,18 @@ func TestOnLimitChangeBlocks(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		entered, release := make(chan struct{}), make(chan struct{})
 		first := true
-		l, clock := newManual(t, growing(alg, func(string, Decision) {
+		l, clock := newGrowing(t, alg, func(string, Decision) {
 			if first {
 				first = false
 				close(entered)
 				<-release
 			}
-		}))
-		held := acquireN(t, l, 2)
+		})
+		held := acquireN(t, l, l.Limit())
+		n := len(held)
 		clock.Advance(time.Second)
 		var closer sync.WaitGroup
-		closer.Go(func() { held[0].Done(nil) }) // closes the window, blocks in the listener
+		closer.Go(func() { held[n-1].Done(nil) }) // closes the window, blocks in the listener
 		<-entered
 		limit := l.Limit()
 
@@ -106,16 +129,18 @@ func TestOnLimitChangeBlocks(t *testing.T) {
 			clock.Advance(time.Second)
 			p.Done(nil)
 		}
-		held[1].Done(nil)
-		require.Equal(t, uint64(1), l.Snapshot().Windows, "no window closes while the listener runs")
+		for i := range held[:n-1] {
+			held[i].Done(nil)
+		}
+		require.Equal(t, uint64(2), l.Snapshot().Windows, "no window closes while the listener runs")
 		require.Equal(t, limit, l.Limit())
 
 		close(release)
 		closer.Wait()
 		acquireN(t, l, 1)[0].Done(nil)
 		s := l.Snapshot()
-		require.Equal(t, uint64(2), s.Windows)
-		require.Equal(t, calls+2, s.Last.Samples, "nothing lost while it blocked")
+		require.Equal(t, uint64(3), s.Windows)
+		require.Equal(t, calls+n, s.Last.Samples, "nothing lost while it blocked")
 		require.Zero(t, s.InFlight)
 	})
 }

@@ -14,8 +14,8 @@ import (
 type vegas struct {
 	estimate    float64
 	noLoad      int64 // nanoseconds; 0 until a window with a latency
-	minLimit    float64
-	maxLimit    float64
+	minLimit    int
+	maxLimit    int
 	smoothing   float64
 	alpha, beta int // 0: 3 and 6 times log10root(limit)
 	multiplier  float64
@@ -27,8 +27,8 @@ type vegas struct {
 func newVegas(c Config) *vegas {
 	v := &vegas{
 		estimate:   float64(c.InitialLimit),
-		minLimit:   float64(c.MinLimit),
-		maxLimit:   float64(c.MaxLimit),
+		minLimit:   c.MinLimit,
+		maxLimit:   c.MaxLimit,
 		smoothing:  c.Smoothing,
 		alpha:      c.Alpha,
 		beta:       c.Beta,
@@ -55,7 +55,7 @@ func (v *vegas) resetProbeJitter() {
 func (v *vegas) next(w window, d Decision) Decision {
 	// Netflix's windows average whole nanoseconds, and it rejects a latency of 0 (a manual
 	// clock, or calls faster than the clock's resolution): such a window changes nothing.
-	rtt := int64(w.meanLatency)
+	rtt := int64(duration(w.meanLatency))
 	if rtt <= 0 {
 		return v.decided(d)
 	}
@@ -70,18 +70,18 @@ func (v *vegas) next(w window, d Decision) Decision {
 		v.noLoad = rtt
 		return v.decided(d)
 	}
-	queue := int(math.Ceil(v.estimate * (1 - float64(v.noLoad)/float64(rtt))))
+	queue := saturate(math.Ceil(v.estimate*(1-float64(v.noLoad)/float64(rtt))), 0, math.MaxInt)
 
 	var n float64
 	switch {
 	case w.drops > 0:
-		n = v.estimate - float64(log10Root(int(v.estimate)))
+		n = v.estimate - float64(log10Root(v.limit()))
 	case float64(w.maxInFlight)*2 < v.estimate:
 		// With fewer than half the slots in use, latency says nothing about the limit.
 		d.AppLimited = true
 		return v.decided(d)
 	default:
-		limit := int(v.estimate)
+		limit := v.limit()
 		alpha, beta := v.alpha, v.beta
 		if alpha == 0 {
 			alpha, beta = 3*log10Root(limit), 6*log10Root(limit)
@@ -98,7 +98,7 @@ func (v *vegas) next(w window, d Decision) Decision {
 		}
 	}
 	// MinLimit stands where Netflix has 1.
-	n = clamp(n, v.minLimit, v.maxLimit)
+	n = clamp(n, float64(v.minLimit), float64(v.maxLimit))
 	v.estimate = (1-v.smoothing)*v.estimate + v.smoothing*n
 	return v.decided(d)
 }
@@ -107,9 +107,11 @@ func (v *vegas) next(w window, d Decision) Decision {
 // the limit. The smoothed estimate may lie an ulp below MinLimit; the limit never does.
 func (v *vegas) decided(d Decision) Decision {
 	d.LongLatency = v.longLatency()
-	d.LimitAfter = clamp(int(v.estimate), int(v.minLimit), int(v.maxLimit))
+	d.LimitAfter = v.limit()
 	return d
 }
+
+func (v *vegas) limit() int { return saturate(v.estimate, v.minLimit, v.maxLimit) }
 
 // longLatency is the no-load latency.
 func (v *vegas) longLatency() time.Duration { return time.Duration(v.noLoad) }

@@ -67,6 +67,9 @@ type waiter struct {
 // default. A ctx that is done before the call returns its error without a slot. The time
 // spent waiting is not part of the call's latency, which runs from taking the slot.
 func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
+	if l == nil {
+		panicUnusable()
+	}
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
@@ -87,7 +90,7 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 func (l *Limiter) started(n int64) Permit {
 	p := Permit{l: l, start: untimed, inFlight: n}
 	if l.timed() {
-		p.start = l.src.now()
+		p.start = l.nowHolding()
 	}
 	return p
 }
