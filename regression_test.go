@@ -335,3 +335,18 @@ func TestDisabledPermitsNeedNoFinishing(t *testing.T) {
 	q.Cancel()
 	require.Zero(t, l.InFlight())
 }
+
+// 9. Disabled and DryRun both set: Disabled wins, whatever level of a configuration set
+// DryRun, so that the kill switch always works.
+func TestDisabledWinsOverDryRun(t *testing.T) {
+	l, _ := newManual(t, Config{InitialLimit: 1, MaxLimit: 1, Disabled: true, DryRun: true})
+	held := acquireN(t, l, 3)
+	s := l.Snapshot()
+	require.True(t, s.Disabled)
+	require.False(t, s.DryRun)
+	require.Zero(t, s.Rejected, "nothing measured, not even would-be rejections")
+	require.Zero(t, s.InFlight)
+	for i := range held {
+		held[i].Done(nil)
+	}
+}
