@@ -300,6 +300,7 @@ func TestUnusableLimiter(t *testing.T) {
 	for name, l := range map[string]*Limiter{"nil": nil, "zero": {}} {
 		t.Run(name, func(t *testing.T) {
 			require.PanicsWithValue(t, msg, func() { _, _ = l.Acquire() })
+			require.PanicsWithValue(t, msg, func() { _, _ = l.AcquireContext(context.Background()) })
 			require.PanicsWithValue(t, msg, func() { _ = l.Snapshot() })
 			require.PanicsWithValue(t, msg, func() {
 				_, _ = Do(context.Background(), l, func(context.Context) (int, error) { return 0, nil })
