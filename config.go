@@ -67,8 +67,8 @@ type Config struct {
 	LossThreshold  float64       // LossDelay: the share of drops above which a window backs off; default 0.01, in (0, 1)
 	DelayTolerance float64       // LossDelay: latency above this many times the baseline is congestion; default 1.08, at least 1
 	IncreaseRatio  float64       // LossDelay: an uncongested window grows the limit by this share; default 0.2, in (0, 1]
-	ProbeInterval  int           // LossDelay: windows between probes of the no-load latency, jittered down by up to half; default 0, none after the first
-	RelearnAfter   int           // LossDelay: congested windows whose latency cuts do not bring down before the baseline is re-learnt; default 5
+	ProbeInterval  int           // LossDelay: windows between probes of the no-load latency, jittered down by up to half; default 0, none after the first; at most WindowsCeiling
+	RelearnAfter   int           // LossDelay: congested windows whose latency cuts do not bring down before the baseline is re-learnt; default 5, at most WindowsCeiling
 	LatencyCeiling time.Duration // LossDelay: a window's mean latency above it counts as loss; default 0, none
 
 	// Vegas grows the limit while the queue it reads from latency is below Alpha and shrinks

@@ -128,8 +128,10 @@ func TestConfigErrors(t *testing.T) {
 		{Config{DelayTolerance: 0.9}, CodeInvalidTuning, ErrInvalidTuning, "delayTolerance = 0.9: must be at least 1 and be finite"},
 		{Config{DelayTolerance: math.Inf(1)}, CodeInvalidTuning, ErrInvalidTuning, "delayTolerance = +Inf"},
 		{Config{IncreaseRatio: 1.5}, CodeInvalidTuning, ErrInvalidTuning, "increaseRatio = 1.5: must lie in (0, 1]"},
-		{Config{ProbeInterval: -1}, CodeInvalidTuning, ErrInvalidTuning, "probeInterval = -1: must not be negative"},
-		{Config{RelearnAfter: -1}, CodeInvalidTuning, ErrInvalidTuning, "relearnAfter = -1: must be at least 1"},
+		{Config{ProbeInterval: -1}, CodeInvalidTuning, ErrInvalidTuning, "probeInterval = -1: must lie in [0, 1000000]"},
+		{Config{ProbeInterval: WindowsCeiling + 1}, CodeInvalidTuning, ErrInvalidTuning, "probeInterval = 1000001: must lie in [0, 1000000]"},
+		{Config{RelearnAfter: -1}, CodeInvalidTuning, ErrInvalidTuning, "relearnAfter = -1: must lie in [1, 1000000]"},
+		{Config{RelearnAfter: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("relearnAfter = %d: must lie in [1, 1000000]", math.MaxInt)},
 		{Config{LatencyCeiling: -time.Millisecond}, CodeInvalidTuning, ErrInvalidTuning, "latencyCeiling = -1ms: must not be negative"},
 		{Config{Algorithm: Vegas, Smoothing: 2}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = 2: must lie in (0, 1] and be finite"},
 		{Config{Alpha: -1, Beta: 6}, CodeInvalidTuning, ErrInvalidTuning, "alpha = -1: must be at least 1, set with beta, or both 0 for the defaults"},
@@ -163,7 +165,9 @@ func TestConfigErrors(t *testing.T) {
 // The ceilings themselves are valid.
 func TestConfigCeilings(t *testing.T) {
 	_, err := New(Config{InitialLimit: LimitCeiling, MinLimit: LimitCeiling, MaxLimit: LimitCeiling,
-		QueueSize: QueueSizeCeiling, MinWindowSamples: MinWindowSamplesCeiling, LongWindow: WindowsCeiling})
+		QueueSize: QueueSizeCeiling, MinWindowSamples: MinWindowSamplesCeiling, LongWindow: WindowsCeiling,
+		ProbeMultiplier: ProbeMultiplierCeiling, ProbeInterval: WindowsCeiling, RelearnAfter: WindowsCeiling,
+		Alpha: QueueSizeCeiling - 1, Beta: QueueSizeCeiling})
 	require.NoError(t, err)
 }
 

@@ -18,7 +18,7 @@ import (
 func FuzzConfig(f *testing.F) {
 	f.Add(uint8(0), 0, 0, 0, int64(0), 0, 0, 0, 0.0, 0.0, 0.0, false, false, []byte{0, 0, 3, 7, 7, 7, 4, 0, 5, 6})
 	f.Add(uint8(2), math.MaxInt, 1, math.MaxInt, int64(time.Millisecond), 1, 1, math.MaxInt, 1.0, 1.0, 0.5, false, true, []byte{0, 1, 2, 0xff, 3, 3, 3})
-	f.Add(uint8(1), LimitCeiling, LimitCeiling, LimitCeiling, int64(time.Hour), 1, LongWindowCeiling, QueueSizeCeiling, 1.0, 1.0, 0.9, false, false, []byte{0, 0xff, 4, 0xff, 3})
+	f.Add(uint8(1), LimitCeiling, LimitCeiling, LimitCeiling, int64(time.Hour), 1, WindowsCeiling, QueueSizeCeiling, 1.0, 1.0, 0.9, false, false, []byte{0, 0xff, 4, 0xff, 3})
 	f.Fuzz(func(t *testing.T, alg uint8, initial, minLimit, maxLimit int, window int64, minSamples, longWindow, queue int,
 		smoothing, tolerance, backoff float64, disabled, dryRun bool, traffic []byte) {
 		clock := NewManualClock()
@@ -98,7 +98,7 @@ func FuzzAlgorithm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, alg uint8, initial, minLimit, maxLimit, queue, longWindow int,
 		smoothing, tolerance, backoff float64, windows []byte) {
 		c, err := Config{
-			Algorithm: Algorithm(alg%3 + 1), InitialLimit: initial, MinLimit: minLimit, MaxLimit: maxLimit,
+			Algorithm: Algorithm(alg%4 + 1), InitialLimit: initial, MinLimit: minLimit, MaxLimit: maxLimit,
 			QueueSize: queue, LongWindow: longWindow, Smoothing: smoothing, RTTTolerance: tolerance, BackoffRatio: backoff,
 		}.resolved()
 		if err != nil {
@@ -138,7 +138,7 @@ func FuzzWindow(f *testing.F) {
 	f.Add(uint8(1), uint8(3), int64(math.MaxInt64-int64(time.Hour)), []byte{0, 1, 2, 7 | 0xf0, 3, 4, 8 | 0x30, 5, 6, 0, 3})
 	f.Add(uint8(0), uint8(2), int64(math.MinInt64), []byte{0, 8 | 0x40, 3, 0, 8 | 0x10, 3, 9, 0, 3})
 	f.Fuzz(func(t *testing.T, alg uint8, minSamples uint8, start int64, ops []byte) {
-		c := Config{Algorithm: Algorithm(alg%3 + 1), InitialLimit: 8, MaxLimit: 16, MinWindowSamples: 1 + int(minSamples%8)}
+		c := Config{Algorithm: Algorithm(alg%4 + 1), InitialLimit: 8, MaxLimit: 16, MinWindowSamples: 1 + int(minSamples%8)}
 		l, clock := newStep(t, c, start)
 		m := windowModel{t: t, l: l, timed: l.timed()}
 		type call struct {

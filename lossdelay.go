@@ -2,6 +2,7 @@ package adaptivelimit
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -135,8 +136,8 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	} else if a.baseline > 0 {
 		d.Gradient = 1
 	}
-	d.LongLatency = time.Duration(a.baseline)
-	d.LimitAfter = int(a.limit)
+	d.LongLatency = duration(a.baseline)
+	d.LimitAfter = saturate(a.limit, 1, math.MaxInt) // clamped above
 	return d
 }
 
@@ -200,7 +201,7 @@ func (a *lossDelay) stall(mean float64) bool {
 	return true
 }
 
-func (a *lossDelay) longLatency() time.Duration { return time.Duration(a.baseline) }
+func (a *lossDelay) longLatency() time.Duration { return duration(a.baseline) }
 
 // minLossDrops is the fewest drops that make a window one of loss, whatever its share: in a
 // window of a hundred calls, one or two timeouts are the tail of a healthy dependency as
@@ -264,7 +265,7 @@ func grow(limit, increase, headroom, regain float64) float64 {
 // jitteredInterval is interval scaled by a factor uniform in [0.5, 1) drawn from r, so that
 // a fleet's limiters, started together, do not probe together; at least 1.
 func jitteredInterval(interval int, r float64) int {
-	return max(1, int(float64(interval)*(0.5+r/2)))
+	return saturate(float64(interval)*(0.5+r/2), 1, max(1, interval))
 }
 
 // Reason says why a LossDelay window moved the limit, or kept it.

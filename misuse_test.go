@@ -10,8 +10,9 @@ import (
 )
 
 // newGrowing returns a limiter on a ManualClock whose every window with all its slots in use
-// moves the limit, so that OnLimitChange runs, with one window closed: Vegas's first learns
-// its no-load latency and keeps the limit. onChange is called from the second window on.
+// moves the limit, so that OnLimitChange runs: after windows that warm the algorithm up
+// (Vegas learns its no-load latency, LossDelay probes), until three in a row moved it.
+// onChange is called from the next window on.
 func newGrowing(t *testing.T, alg Algorithm, onChange func(string, Decision)) (*Limiter, *ManualClock) {
 	t.Helper()
 	var armed atomic.Bool
@@ -21,8 +22,14 @@ func newGrowing(t *testing.T, alg Algorithm, onChange func(string, Decision)) (*
 				onChange(name, d)
 			}
 		}})
-	closeOne(t, l, clock)
-	require.Equal(t, uint64(1), l.Snapshot().Windows)
+	for moved := 0; moved < 3; {
+		before := l.Snapshot().LimitChanges
+		closeOne(t, l, clock)
+		if moved++; l.Snapshot().LimitChanges == before {
+			moved = 0
+		}
+		require.Less(t, l.Snapshot().Windows, uint64(50), "the limit does not grow")
+	}
 	armed.Store(true)
 	return l, clock
 }
@@ -43,6 +50,7 @@ func closeOne(t *testing.T, l *Limiter, clock *ManualClock) {
 func TestOnLimitChangePanics(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		l, clock := newGrowing(t, alg, func(string, Decision) { panic("listener") })
+		base := l.Snapshot().Windows
 		limit := l.Limit()
 		held := acquireN(t, l, limit)
 		clock.Advance(time.Second)
@@ -54,12 +62,12 @@ func TestOnLimitChangePanics(t *testing.T) {
 		}
 		require.Zero(t, l.InFlight())
 		s := l.Snapshot()
-		require.Equal(t, uint64(2), s.Windows)
+		require.Equal(t, base+1, s.Windows)
 		require.Equal(t, s.Last.LimitAfter, s.Limit, "the new limit is in force")
 		require.Greater(t, s.Limit, limit)
 
 		require.Panics(t, func() { closeOne(t, l, clock) })
-		require.Equal(t, uint64(3), l.Snapshot().Windows, "the next window closed")
+		require.Equal(t, base+2, l.Snapshot().Windows, "the next window closed")
 	})
 }
 
@@ -81,17 +89,18 @@ func TestOnLimitChangeReenters(t *testing.T) {
 			p.Done(nil)
 			inside = append(inside, l.Snapshot())
 		})
+		base := l.Snapshot().Windows
 		held := acquireN(t, l, l.Limit())
 		n := len(held)
 		clock.Advance(time.Second)
 		held[n-1].Done(nil) // closes the second window
 		require.Len(t, inside, 1)
-		require.Equal(t, uint64(2), inside[0].Windows, "the snapshot inside sees the window")
-		require.Equal(t, uint64(2), l.Snapshot().Windows, "the Done inside closed none")
+		require.Equal(t, base+1, inside[0].Windows, "the snapshot inside sees the window")
+		require.Equal(t, base+1, l.Snapshot().Windows, "the Done inside closed none")
 
 		held[n-2].Done(nil) // the window is over: this closes it
 		s := l.Snapshot()
-		require.Equal(t, uint64(3), s.Windows)
+		require.Equal(t, base+2, s.Windows)
 		require.Equal(t, 2, s.Last.Samples, "the sample added inside the listener, and this one")
 		for i := range held[:n-2] {
 			held[i].Done(nil)
@@ -113,6 +122,7 @@ func TestOnLimitChangeBlocks(t *testing.T) {
 				<-release
 			}
 		})
+		base := l.Snapshot().Windows
 		held := acquireN(t, l, l.Limit())
 		n := len(held)
 		clock.Advance(time.Second)
@@ -132,14 +142,14 @@ func TestOnLimitChangeBlocks(t *testing.T) {
 		for i := range held[:n-1] {
 			held[i].Done(nil)
 		}
-		require.Equal(t, uint64(2), l.Snapshot().Windows, "no window closes while the listener runs")
+		require.Equal(t, base+1, l.Snapshot().Windows, "no window closes while the listener runs")
 		require.Equal(t, limit, l.Limit())
 
 		close(release)
 		closer.Wait()
 		acquireN(t, l, 1)[0].Done(nil)
 		s := l.Snapshot()
-		require.Equal(t, uint64(3), s.Windows)
+		require.Equal(t, base+2, s.Windows)
 		require.Equal(t, calls+n, s.Last.Samples, "nothing lost while it blocked")
 		require.Zero(t, s.InFlight)
 	})

@@ -34,6 +34,7 @@ func TestStress(t *testing.T) {
 		{"gradient2", Config{Algorithm: Gradient2, InitialLimit: 8, MaxLimit: 64, QueueSize: 2}},
 		{"aimd", Config{Algorithm: AIMD, InitialLimit: 8, MaxLimit: 64}},
 		{"vegas", Config{Algorithm: Vegas, InitialLimit: 8, MaxLimit: 64}},
+		{"lossdelay", Config{Algorithm: LossDelay, InitialLimit: 8, MaxLimit: 64}},
 		{"dryrun", Config{DryRun: true, InitialLimit: 4, MaxLimit: 16}},
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
