@@ -16,7 +16,7 @@ func TestFootprint(t *testing.T) {
 	for _, tc := range []struct {
 		procs int
 		most  uint64 // bytes
-	}{{2, 3 << 10}, {64, 19 << 10}, {256, 68 << 10}} {
+	}{{2, 3584}, {64, 20 << 10}, {256, 70 << 10}} {
 		runtime.GOMAXPROCS(tc.procs)
 		footprint() // settles what the first GC after a change of GOMAXPROCS frees
 		got := footprint()
