@@ -11,8 +11,8 @@ import (
 // latency holds, down when it rises or calls are dropped. A full limiter rejects at once, or,
 // where Config.MaxWait is set, lets callers of AcquireContext wait for a slot.
 //
-// A Limiter is safe for concurrent use. Create one with New; Acquire and Snapshot panic on
-// a nil or zero Limiter, and a Limiter must not be copied.
+// A Limiter is safe for concurrent use. Create one with New; Acquire, AcquireContext and
+// Snapshot panic on a nil or zero Limiter, and a Limiter must not be copied.
 type Limiter struct {
 	slots  slots
 	window windowState
