@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 
 	"golang.org/x/perf/benchfmt"
@@ -24,7 +23,7 @@ func (k key) String() string {
 }
 
 // series holds every value read for each benchmark, by unit ("sec/op", "allocs/op", "B/op",
-// as benchfmt tidies them).
+// as benchfmt tidies them), in the order read: the i-th value is the i-th pass's.
 type series map[key]map[string][]float64
 
 // parse reads raw go test -bench output. A malformed benchmark line is an error: a gate
@@ -61,24 +60,32 @@ func keyOf(n benchfmt.Name) key {
 	return k
 }
 
-// stat summarises one series in one unit: the median of times, and the largest allocation
-// count, since a single allocating run is an allocation.
-func (s series) stat(k key, unit string) (float64, error) {
+// passes returns k's values in unit, one per pass.
+func (s series) passes(k key, unit string) ([]float64, error) {
 	vs := s[k][unit]
 	if len(vs) == 0 {
-		return 0, fmt.Errorf("no %s for %s", unit, k)
+		return nil, fmt.Errorf("no %s for %s", unit, k)
 	}
-	if unit == "allocs/op" {
-		return slices.Max(vs), nil
-	}
-	return median(vs), nil
+	return vs, nil
 }
 
-func median(vs []float64) float64 {
-	vs = slices.Sorted(slices.Values(vs))
-	n := len(vs)
-	if n%2 == 1 {
-		return vs[n/2]
+// paired returns num's value over den's in each pass. Both must have run in every pass: a
+// ratio across passes would compare two moments of a noisy machine.
+func (s series) paired(num, den key, unit string) ([]float64, error) {
+	n, err := s.passes(num, unit)
+	if err != nil {
+		return nil, err
 	}
-	return (vs[n/2-1] + vs[n/2]) / 2
+	d, err := s.passes(den, unit)
+	if err != nil {
+		return nil, err
+	}
+	if len(n) != len(d) {
+		return nil, fmt.Errorf("%s ran %d times, %s %d: passes do not pair", num, len(n), den, len(d))
+	}
+	rs := make([]float64, len(n))
+	for i := range n {
+		rs[i] = n[i] / d[i]
+	}
+	return rs, nil
 }

@@ -1,43 +1,95 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
-// target is one line of the gate: a median time or an allocation count, on its own or as a
-// ratio to another benchmark of the same run, held to a bound.
+// alpha is the sign test's level: a target misses only when its passes land beyond the bound
+// so often that noise around a median on the bound would do so less than 5% of the time.
+const alpha = 0.05
+
+// target is one line of the gate: the ratio of two benchmarks' times in each pass, or one
+// benchmark's allocation count, held to a bound.
 type target struct {
-	unit   string // "sec/op" or "allocs/op"
+	unit   string // "sec/op" for a ratio, "allocs/op" for a count
 	num    key
-	den    key     // the zero key: num's figure is compared as it is
+	den    key     // the zero key for a count
 	atMost bool    // the figure must be <= bound; else >= bound
-	bound  float64 // a ratio, nanoseconds, or allocations
+	bound  float64 // a ratio, or allocations
 }
 
 func (t target) isRatio() bool { return t.den != key{} }
 
-// measure returns the target's figure in the unit its bound is in.
-func (t target) measure(s series) (float64, error) {
-	v, err := s.stat(t.num, t.unit)
-	if err != nil {
-		return 0, err
-	}
-	if t.isRatio() {
-		d, err := s.stat(t.den, t.unit)
-		if err != nil {
-			return 0, err
-		}
-		return v / d, nil
-	}
-	if t.unit == "sec/op" {
-		return v * 1e9, nil
-	}
-	return v, nil
-}
-
-func (t target) pass(v float64) bool {
+func (t target) within(v float64) bool {
 	if t.atMost {
 		return v <= t.bound
 	}
 	return v >= t.bound
+}
+
+type verdict int
+
+const (
+	ok      verdict = iota
+	unclear         // the median is beyond the bound, but not significantly
+	miss
+	missing // no figure: a benchmark did not run in every pass
+)
+
+func (v verdict) String() string { return [...]string{"ok", "UNCLEAR", "MISS", "MISSING"}[v] }
+
+// outcome is a target's verdict on one run.
+type outcome struct {
+	target
+	verdict
+	value  float64 // the paired ratios' median; for a count, its largest value
+	lo, hi float64 // the range of the middle 95% of the paired ratios
+	beyond int     // passes beyond the bound
+	passes int
+	p      float64 // the sign test's p-value for beyond of passes
+	err    error   // why there is no figure
+}
+
+// judge measures t in s. A ratio misses when its median is beyond the bound and the sign test
+// says the passes beyond it are no accident; a median beyond without that is unclear. A count
+// misses when any pass is beyond: one allocation is deterministic, not noise.
+func (t target) judge(s series) outcome {
+	o := outcome{target: t}
+	var vs []float64
+	if t.isRatio() {
+		vs, o.err = s.paired(t.num, t.den, t.unit)
+	} else {
+		vs, o.err = s.passes(t.num, t.unit)
+	}
+	if o.err != nil {
+		o.verdict = missing
+		return o
+	}
+	o.passes = len(vs)
+	for _, v := range vs {
+		if !t.within(v) {
+			o.beyond++
+		}
+	}
+	if !t.isRatio() {
+		o.value = slices.Max(vs)
+		if o.beyond > 0 {
+			o.verdict = miss
+		}
+		return o
+	}
+	o.value, o.lo, o.hi = median(vs), quantile(vs, 0.025), quantile(vs, 0.975)
+	o.p = signTest(o.beyond, o.passes)
+	switch {
+	case t.within(o.value):
+		o.verdict = ok
+	case o.p < alpha:
+		o.verdict = miss
+	default:
+		o.verdict = unclear
+	}
+	return o
 }
 
 func (t target) String() string {
@@ -56,11 +108,8 @@ func (t target) want() string {
 }
 
 func (t target) format(v float64) string {
-	switch {
-	case t.isRatio():
-		return fmt.Sprintf("%.2fx", v)
-	case t.unit == "sec/op":
-		return fmt.Sprintf("%.2f ns/op", v)
+	if t.isRatio() {
+		return fmt.Sprintf("%.3fx", v)
 	}
 	return fmt.Sprintf("%g %s", v, t.unit)
 }

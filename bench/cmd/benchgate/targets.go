@@ -24,8 +24,8 @@ func targets(par int, s series) []target {
 		ts = append(ts, ratio(admit("gradient2", c), floorOf(c, readsOf["gradient2"]), 1, true, 1.10))
 	}
 	ts = append(ts,
-		ratio(admit("gradient2", "default"), floorOf("nanotime", 2), 1, true, 0.75),
-		target{unit: "sec/op", num: key{"Reject/impl=adaptivelimit", 1}, atMost: true, bound: 2.5},
+		ratio(admit("gradient2", "default"), admit("gradient2", "nanotime"), 1, true, 1.0),
+		ratio(reject("adaptivelimit"), reject("floor"), 1, true, 2.5),
 	)
 	for _, alg := range []string{"gradient2", "aimd"} {
 		for _, c := range timedClocks {
@@ -61,7 +61,7 @@ func allocTargets(s series) []target {
 	return ts
 }
 
-// ratio compares the median times of two benchmarks at the same GOMAXPROCS.
+// ratio compares the times of two benchmarks at the same GOMAXPROCS, pass by pass.
 func ratio(num, den string, procs int, atMost bool, bound float64) target {
 	return target{unit: "sec/op", num: key{num, procs}, den: key{den, procs}, atMost: atMost, bound: bound}
 }
@@ -71,5 +71,7 @@ func admit(alg, clock string) string { return "Admit/alg=" + alg + "/clock=" + c
 func floorOf(clock string, reads int) string {
 	return "Floor/clock=" + clock + "/reads=" + strconv.Itoa(reads)
 }
+
+func reject(impl string) string { return "Reject/impl=" + impl }
 
 func peer(name string) string { return "Peer/peer=" + name }
