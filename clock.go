@@ -2,6 +2,7 @@ package adaptivelimit
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,11 +21,15 @@ func NanotimeClock() Clock { return nanotimeClock{} }
 // that Linux uses as its clocksource, or arm64's virtual counter), and NanotimeClock
 // elsewhere. It is the default: a read costs a third of a nanotime read where we measured.
 func TickClock() Clock {
-	if clock.TicksOK() {
+	if _, ok := tickCalibration(); ok {
 		return tickClock{}
 	}
 	return nanotimeClock{}
 }
+
+// tickCalibration is the tick counter's period in nanoseconds and whether it is a safe
+// clock here, measured against nanotime on first use.
+var tickCalibration = sync.OnceValues(func() (float64, bool) { return clock.Calibrate(nanotime) })
 
 // TimeClock returns a clock that follows time.Now. Use it under testing/synctest, whose fake
 // time moves time.Now but not the runtime's nanotime or the tick counter.
@@ -32,11 +37,14 @@ func TimeClock() Clock { return timeClock{} }
 
 type nanotimeClock struct{}
 
-func (nanotimeClock) Nanotime() int64 { return clock.Nanotime() }
+func (nanotimeClock) Nanotime() int64 { return nanotime() }
 
 type tickClock struct{}
 
-func (tickClock) Nanotime() int64 { return int64(float64(clock.Ticks()) * clock.NanosPerTick()) }
+func (tickClock) Nanotime() int64 {
+	nanosPerTick, _ := tickCalibration()
+	return int64(float64(clock.Ticks()) * nanosPerTick)
+}
 
 var timeOrigin = time.Now()
 
@@ -106,7 +114,8 @@ const (
 func newSource(c Clock) source {
 	switch c.(type) {
 	case tickClock:
-		return source{kind: sourceTicks, clock: c, nanosPerUnit: clock.NanosPerTick()}
+		nanosPerTick, _ := tickCalibration()
+		return source{kind: sourceTicks, clock: c, nanosPerUnit: nanosPerTick}
 	case nanotimeClock:
 		return source{kind: sourceNanotime, clock: c, nanosPerUnit: 1}
 	}
@@ -120,7 +129,7 @@ func (s *source) now() int64 {
 	case sourceTicks:
 		return clock.Ticks()
 	case sourceNanotime:
-		return clock.Nanotime()
+		return nanotime()
 	}
 	return s.clock.Nanotime()
 }

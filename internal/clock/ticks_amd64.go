@@ -30,13 +30,13 @@ func tickCounterSafe() bool {
 // tickPeriod measures the TSC against nanotime over a millisecond. The two readings at each
 // end are bracketed by tick reads, and retried when the thread was interrupted between them,
 // so the error stays near 2e-5.
-func tickPeriod() float64 {
+func tickPeriod(nanotime func() int64) float64 {
 	const span = 1_000_000 // ns
 	for range 5 {
-		t0, c0, ok0 := pair()
+		t0, c0, ok0 := pair(nanotime)
 		for nanotime()-t0 < span {
 		}
-		t1, c1, ok1 := pair()
+		t1, c1, ok1 := pair(nanotime)
 		if ok0 && ok1 && c1 > c0 {
 			return float64(t1-t0) / float64(c1-c0)
 		}
@@ -44,7 +44,7 @@ func tickPeriod() float64 {
 	return 0
 }
 
-func pair() (ns, tick int64, ok bool) {
+func pair(nanotime func() int64) (ns, tick int64, ok bool) {
 	before := ticks()
 	ns = nanotime()
 	after := ticks()

@@ -13,7 +13,7 @@ func tickCounterSafe() bool {
 }
 
 // tickPeriod comes from CNTFRQ_EL0, the counter's frequency that firmware publishes.
-func tickPeriod() float64 {
+func tickPeriod(func() int64) float64 {
 	if hz := counterFrequency(); hz > 0 {
 		return 1e9 / float64(hz)
 	}

@@ -2,8 +2,8 @@
 
 package clock
 
-func ticks() int64 { return nanotime() }
+func ticks() int64 { return 0 }
 
 func tickCounterSafe() bool { return false }
 
-func tickPeriod() float64 { return 1 }
+func tickPeriod(func() int64) float64 { return 0 }

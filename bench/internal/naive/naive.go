@@ -7,10 +7,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resilience4cata/adaptivelimit/internal/clock"
+	"github.com/resilience4cata/adaptivelimit"
 )
 
-// Limiter is a mutex-guarded adaptive limit that reads clock.Nanotime twice per call.
+// nanotime reads the runtime's monotonic clock as the limiter does: NanotimeClock and its
+// method inline, leaving the one call to the runtime.
+func nanotime() int64 { return adaptivelimit.NanotimeClock().Nanotime() }
+
+// Limiter is a mutex-guarded adaptive limit that reads nanotime twice per call.
 type Limiter struct {
 	mu        sync.Mutex
 	limit     int
@@ -24,7 +28,7 @@ type Limiter struct {
 
 // New returns a limiter starting at limit, never above maxLimit.
 func New(limit, maxLimit int) *Limiter {
-	return &Limiter{limit: limit, maxLimit: maxLimit, windowEnd: clock.Nanotime() + int64(time.Second)}
+	return &Limiter{limit: limit, maxLimit: maxLimit, windowEnd: nanotime() + int64(time.Second)}
 }
 
 // Acquire takes a slot and returns the call's start time, or false when the limit is full.
@@ -37,13 +41,13 @@ func (l *Limiter) Acquire() (start int64, ok bool) {
 	l.inFlight++
 	l.maxInFlight = max(l.maxInFlight, int64(l.inFlight))
 	l.mu.Unlock()
-	return clock.Nanotime(), true
+	return nanotime(), true
 }
 
 // Done frees the slot and adds the call's latency to the window, closing the window once it
 // is over.
 func (l *Limiter) Done(start int64) {
-	now := clock.Nanotime()
+	now := nanotime()
 	l.mu.Lock()
 	l.inFlight--
 	l.sum += now - start
