@@ -1,50 +1,134 @@
-# adaptivelimit: make test runs everything CI runs.
-GO ?= go
-QEMU_ARM64 ?= qemu-aarch64
-CORE := ./ ./internal/... ./httplimit
-MODULES := ./bench/... ./cmd/limitsim/... ./grpclimit/... ./promlimit/... ./otellimit/...
+# adaptivelimit: make test runs everything CI runs, on a fresh machine too (see Development in
+# README.md). .ci/run calls it with REQUIRE_ARM64=1, so that a missing qemu fails CI instead of
+# skipping the arm64 leg.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -ec
 
-.PHONY: test vet test-amd64 test-purego test-arm64 test-modules demo bench bench-check perf-baseline qemu soak
+GO          ?= go
+QEMU_ARM64  ?= qemu-aarch64
+JOBS        ?= 2
+FUZZTIME    ?= 10s
+COVER_MIN   ?= 90
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# REQUIRE_ARM64=1 fails when qemu-user is missing and cannot be installed; else that leg is
+# skipped with a notice.
+REQUIRE_ARM64 ?=
 
-test: vet test-amd64 test-purego test-arm64 test-modules
+# Every module in the tree, found rather than listed, so that a new one is tested the day it
+# lands: each directory holding a go.mod, the core (./) first.
+MODULES := $(shell find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*' \
+	-not -path '*/out/*' -printf '%h\n' | sort)
+VETARCHES := amd64 arm64 386 riscv64
+OUT := out/ci
 
-vet:
+LEGS := fmt vet race arm64 staticcheck modules benchmarks fuzz tidy cover
+
+.PHONY: test $(LEGS) qemu demo bench bench-check perf-baseline soak
+
+# The legs are independent; -Otarget prints each one's output whole when it finishes.
+test:
+	@rm -rf $(OUT) && mkdir -p $(OUT)
+	@echo "modules: $(MODULES)"
+	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(LEGS)
+	@if [ -e $(OUT)/arm64-skipped ]; then \
+		echo "make test: passed, but the arm64 leg was SKIPPED: $$(cat $(OUT)/arm64-skipped)"; \
+	else echo "make test: passed, all legs ($(LEGS))"; fi
+
+fmt:
 	@files=$$(gofmt -l .); if [ -n "$$files" ]; then echo "gofmt needed: $$files"; exit 1; fi
-	$(GO) vet $(CORE) $(MODULES)
-	GOARCH=arm64 $(GO) vet $(CORE) $(MODULES)
-	$(GO) vet -tags purego $(CORE)
 
-# The assembly and the generic code run the same tests, natively and under the race detector.
-test-amd64:
-	$(GO) test -race -count=1 $(CORE)
+# Every module on each architecture the README names (asmdecl checks the assembly's frames),
+# and the core's purego build.
+vet:
+	for arch in $(VETARCHES); do for m in $(MODULES); do \
+		(cd $$m && GOARCH=$$arch $(GO) vet ./...); \
+	done; done
+	for arch in amd64 arm64; do GOARCH=$$arch $(GO) vet -tags purego ./...; done
 
-test-purego:
-	$(GO) test -race -count=1 -tags purego $(CORE)
+# The core's tests under the race detector, one and two Ps, for the assembly and purego.
+race:
+	$(GO) test -race -count=1 -cpu=1,2 ./...
+	$(GO) test -race -count=1 -cpu=1,2 -tags purego ./...
 
-# arm64's assembly runs under qemu-user (installed by .ci/run, or: make qemu).
-test-arm64:
-	GOARCH=arm64 $(GO) test -count=1 -exec $(QEMU_ARM64) $(CORE)
-	GOARCH=arm64 $(GO) test -count=1 -tags purego -exec $(QEMU_ARM64) $(CORE)
+# arm64's assembly and purego builds under qemu-user, on a CPU without LSE atomics (Cortex-A53:
+# Go's atomics take their load/store-exclusive loops) and on one with them (max: CASAL, LDADDAL).
+arm64: qemu
+	@if [ -e $(OUT)/arm64-skipped ]; then echo "arm64: SKIPPED ($$(cat $(OUT)/arm64-skipped))"; exit 0; fi; \
+	for cpu in cortex-a53 max; do for tags in '' purego; do \
+		echo "QEMU_CPU=$$cpu GOARCH=arm64 go test -tags '$$tags' -exec $(QEMU_ARM64) ./..."; \
+		QEMU_CPU=$$cpu GOARCH=arm64 $(GO) test -count=1 -tags "$$tags" -exec $(QEMU_ARM64) ./...; \
+	done; done
 
-# The other modules' tests, and one quick pass of every benchmark so that none rots.
-# The simulator's default-scenario properties and LossDelay's scenario targets take minutes under
-# the race detector, so they skip there and run here without it, with the check that
-# docs/simulation.md shows what the simulator prints.
-test-modules:
-	$(GO) test -race -count=1 $(MODULES)
-	LIMITSIM_DOCS=1 $(GO) test -count=1 ./cmd/limitsim/...
-	$(GO) test -run='^$$' -bench=. -benchtime=100x -cpu=1,2 ./bench
-
-# Not in CI: ten minutes of the stress suite (24 variants, 25 s each) with the race detector,
-# printing what each variant did and how many invariants it checked.
-soak:
-	$(GO) test -race -count=1 -v -run '^TestStress$$' -soak=25s -timeout=30m .
-
+# qemu-user when it is missing: installed where we are root with apt-get, else the arm64 leg
+# is skipped (or, with REQUIRE_ARM64=1, fails).
 qemu:
-	command -v $(QEMU_ARM64) >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-user)
+	@mkdir -p $(OUT); command -v $(QEMU_ARM64) >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing qemu-user for the arm64 leg"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null || true; \
+	fi; \
+	command -v $(QEMU_ARM64) >/dev/null && exit 0; \
+	if [ -n "$(REQUIRE_ARM64)" ]; then echo "$(QEMU_ARM64) missing and not installable: the arm64 leg is required"; exit 1; fi; \
+	echo "$(QEMU_ARM64) missing, and installing qemu-user needs root and apt-get" > $(OUT)/arm64-skipped; \
+	echo "notice: skipping the arm64 leg: $$(cat $(OUT)/arm64-skipped)"
+
+staticcheck:
+	GOBIN=$(CURDIR)/$(OUT)/bin $(GO) install $(STATICCHECK)
+	for m in $(MODULES); do (cd $$m && echo "staticcheck $$m" && $(CURDIR)/$(OUT)/bin/staticcheck ./...); done
+	$(CURDIR)/$(OUT)/bin/staticcheck -tags purego ./...
+
+# The other modules' tests under the race detector. A module whose tests skip some work under
+# it (a file built with !race) runs again without it: the simulator's default scenario,
+# LossDelay's scenario targets, and with LIMITSIM_DOCS=1 the check that the README and
+# docs/simulation.md show what the simulator prints, take minutes under the detector.
+modules:
+	for m in $(filter-out .,$(MODULES)); do \
+		(cd $$m && $(GO) test -race -count=1 ./...); \
+		if grep -rlq --include='*_test.go' '^//go:build !race' $$m; then (cd $$m && LIMITSIM_DOCS=1 $(GO) test -count=1 ./...); fi; \
+	done
+
+# One iteration of every benchmark, at one and two Ps, so that none rots.
+benchmarks:
+	for m in $(MODULES); do (cd $$m && $(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x -cpu=1,2 ./... | grep -v '^Benchmark'); done
+
+# Every fuzz target, found by its name (func FuzzX in a _test.go file), for FUZZTIME each.
+fuzz:
+	@found=0; for f in $$(grep -rlE --include='*_test.go' --exclude-dir=testdata --exclude-dir=.git '^func Fuzz[A-Za-z0-9_]*\(' . | sort); do \
+		dir=$$(dirname $$f); mod=$$dir; while [ ! -e $$mod/go.mod ]; do mod=$$(dirname $$mod); done; \
+		rel=$${dir#$$mod}; \
+		for name in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $$f); do \
+			found=$$((found+1)); \
+			echo "fuzz $$name in $$dir for $(FUZZTIME)"; \
+			(cd $$mod && $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) ./$${rel#/}); \
+		done; \
+	done; echo "fuzz: $$found targets"
+
+# Every module tidy and in go.work.
+tidy:
+	for m in $(MODULES); do (cd $$m && echo "go mod tidy -diff: $$m" && $(GO) mod tidy -diff); done
+	@used=$$($(GO) work edit -json | sed -nE 's|.*"DiskPath": "(\./)?(.*)".*|\2|p'); \
+	for m in $(MODULES); do \
+		echo "$$used" | grep -qxF -- "$${m#./}" || { echo "$$m is not in go.work"; exit 1; }; \
+	done
+
+# The core's tests outside the workspace, as a user's go get builds it, with their statement
+# coverage: the core package must keep COVER_MIN%.
+cover:
+	@mkdir -p $(OUT)
+	GOWORK=off $(GO) test -count=1 -cover ./... | tee $(OUT)/cover.txt
+	@core=$$(GOWORK=off $(GO) list -m); \
+	pct=$$(sed -nE "s|^ok[[:space:]]+$$core[[:space:]].*coverage: ([0-9.]+)% of statements.*|\1|p" $(OUT)/cover.txt); \
+	echo "core package coverage: $${pct:-?}% (minimum $(COVER_MIN)%)"; \
+	awk -v p="$$pct" -v min=$(COVER_MIN) 'BEGIN { exit !(p != "" && p + 0 >= min) }'
 
 demo:
 	$(GO) run ./cmd/limitsim
 
 bench bench-check perf-baseline:
 	$(MAKE) -C bench $@
+
+# Not in CI: ten minutes of the stress suite (24 variants, 25 s each) with the race detector,
+# printing what each variant did and how many invariants it checked.
+soak:
+	$(GO) test -race -count=1 -v -run '^TestStress$$' -soak=25s -timeout=30m .
