@@ -8,6 +8,9 @@ GO          ?= go
 QEMU_ARM64  ?= qemu-aarch64
 JOBS        ?= 2
 FUZZTIME    ?= 10s
+# Minimizing each new interesting input may take up to a minute by default, and stalls the
+# run meanwhile: a short cap leaves FUZZTIME to fuzzing.
+FUZZMINIMIZETIME ?= 1s
 COVER_MIN   ?= 90
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # REQUIRE_ARM64=1 fails when qemu-user is missing and cannot be installed; else that leg is
@@ -35,11 +38,13 @@ test:
 	else echo "make test: passed, all legs ($(LEGS))"; fi
 
 fmt:
+	@echo "=== $@"
 	@files=$$(gofmt -l .); if [ -n "$$files" ]; then echo "gofmt needed: $$files"; exit 1; fi
 
 # Every module on each architecture the README names (asmdecl checks the assembly's frames),
 # and the core's purego build.
 vet:
+	@echo "=== $@"
 	for arch in $(VETARCHES); do for m in $(MODULES); do \
 		(cd $$m && GOARCH=$$arch $(GO) vet ./...); \
 	done; done
@@ -47,12 +52,14 @@ vet:
 
 # The core's tests under the race detector, one and two Ps, for the assembly and purego.
 race:
+	@echo "=== $@"
 	$(GO) test -race -count=1 -cpu=1,2 ./...
 	$(GO) test -race -count=1 -cpu=1,2 -tags purego ./...
 
 # arm64's assembly and purego builds under qemu-user, on a CPU without LSE atomics (Cortex-A53:
 # Go's atomics take their load/store-exclusive loops) and on one with them (max: CASAL, LDADDAL).
 arm64: qemu
+	@echo "=== $@"
 	@if [ -e $(OUT)/arm64-skipped ]; then echo "arm64: SKIPPED ($$(cat $(OUT)/arm64-skipped))"; exit 0; fi; \
 	for cpu in cortex-a53 max; do for tags in '' purego; do \
 		echo "QEMU_CPU=$$cpu GOARCH=arm64 go test -tags '$$tags' -exec $(QEMU_ARM64) ./..."; \
@@ -74,6 +81,7 @@ qemu:
 	echo "notice: skipping the arm64 leg: $$(cat $(OUT)/arm64-skipped)"
 
 staticcheck:
+	@echo "=== $@"
 	GOBIN=$(CURDIR)/$(OUT)/bin $(GO) install $(STATICCHECK)
 	for m in $(MODULES); do (cd $$m && echo "staticcheck $$m" && $(CURDIR)/$(OUT)/bin/staticcheck ./...); done
 	$(CURDIR)/$(OUT)/bin/staticcheck -tags purego ./...
@@ -83,6 +91,7 @@ staticcheck:
 # LossDelay's scenario targets, and with LIMITSIM_DOCS=1 the check that the README and
 # docs/simulation.md show what the simulator prints, take minutes under the detector.
 modules:
+	@echo "=== $@"
 	for m in $(filter-out .,$(MODULES)); do \
 		(cd $$m && $(GO) test -race -count=1 ./...); \
 		if grep -rlq --include='*_test.go' '^//go:build !race' $$m; then (cd $$m && LIMITSIM_DOCS=1 $(GO) test -count=1 ./...); fi; \
@@ -90,22 +99,25 @@ modules:
 
 # One iteration of every benchmark, at one and two Ps, so that none rots.
 benchmarks:
+	@echo "=== $@"
 	for m in $(MODULES); do (cd $$m && $(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x -cpu=1,2 ./... | grep -v '^Benchmark'); done
 
 # Every fuzz target, found by its name (func FuzzX in a _test.go file), for FUZZTIME each.
 fuzz:
+	@echo "=== $@"
 	@found=0; for f in $$(grep -rlE --include='*_test.go' --exclude-dir=testdata --exclude-dir=.git '^func Fuzz[A-Za-z0-9_]*\(' . | sort); do \
 		dir=$$(dirname $$f); mod=$$dir; while [ ! -e $$mod/go.mod ]; do mod=$$(dirname $$mod); done; \
 		rel=$${dir#$$mod}; \
 		for name in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $$f); do \
 			found=$$((found+1)); \
 			echo "fuzz $$name in $$dir for $(FUZZTIME)"; \
-			(cd $$mod && $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) ./$${rel#/}); \
+			(cd $$mod && $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) ./$${rel#/}); \
 		done; \
 	done; echo "fuzz: $$found targets"
 
 # Every module tidy and in go.work.
 tidy:
+	@echo "=== $@"
 	for m in $(MODULES); do (cd $$m && echo "go mod tidy -diff: $$m" && $(GO) mod tidy -diff); done
 	@used=$$($(GO) work edit -json | sed -nE 's|.*"DiskPath": "(\./)?(.*)".*|\2|p'); \
 	for m in $(MODULES); do \
@@ -115,6 +127,7 @@ tidy:
 # The core's tests outside the workspace, as a user's go get builds it, with their statement
 # coverage: the core package must keep COVER_MIN%.
 cover:
+	@echo "=== $@"
 	@mkdir -p $(OUT)
 	GOWORK=off $(GO) test -count=1 -cover ./... | tee $(OUT)/cover.txt
 	@core=$$(GOWORK=off $(GO) list -m); \

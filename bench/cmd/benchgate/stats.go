@@ -25,15 +25,15 @@ func quantile(vs []float64, q float64) float64 {
 func signTest(k, n int) float64 {
 	p := 0.0
 	for j := k; j <= n; j++ {
-		p += binomial(n, j)
+		p += math.Exp(logChoose(n, j) - float64(n)*math.Ln2)
 	}
-	return p / math.Exp2(float64(n))
+	return min(p, 1)
 }
 
-func binomial(n, k int) float64 {
-	c := 1.0
-	for i := 1; i <= k; i++ {
-		c = c * float64(n-k+i) / float64(i)
-	}
-	return c
+// logChoose is the logarithm of n choose k, which stays finite for any number of passes.
+func logChoose(n, k int) float64 {
+	a, _ := math.Lgamma(float64(n + 1))
+	b, _ := math.Lgamma(float64(k + 1))
+	c, _ := math.Lgamma(float64(n - k + 1))
+	return a - b - c
 }
