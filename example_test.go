@@ -74,10 +74,11 @@ func ExampleLimiter_AcquireContext() {
 	})
 	running, _ := limiter.Acquire() // holds the only slot
 
-	done := make(chan error)
+	done, finished := make(chan error), make(chan struct{})
 	go func() {
 		permit, err := limiter.AcquireContext(context.Background()) // waits
 		if err == nil {
+			<-finished                 // the running call has finished
 			clock.Advance(time.Second) // the call takes 1 s
 			permit.Done(nil)
 		}
@@ -91,6 +92,7 @@ func ExampleLimiter_AcquireContext() {
 
 	clock.Advance(2 * time.Second) // the running call takes 2 s
 	running.Done(nil)              // and hands its slot to the waiter
+	close(finished)
 	fmt.Println("the waiter:", <-done)
 	fmt.Println("its latency:", limiter.Snapshot().WindowLatency)
 	// Output:
