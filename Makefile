@@ -6,7 +6,7 @@ SHELL := /bin/bash
 
 GO          ?= go
 QEMU_ARM64  ?= qemu-aarch64
-JOBS        ?= 2
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZTIME    ?= 10s
 # Minimizing each new interesting input may take up to a minute by default, and stalls the
 # run meanwhile: a short cap leaves FUZZTIME to fuzzing.
@@ -26,6 +26,10 @@ OUT := out/ci
 
 LEGS := fmt vet race arm64 staticcheck modules benchmarks fuzz tidy cover
 
+# Each leg opens with its name and closes with its time, so that a slow one shows.
+START = @mkdir -p $(OUT); echo "=== $@"; date +%s > $(OUT)/$@.start
+END = @echo "--- $@: $$(( $$(date +%s) - $$(cat $(OUT)/$@.start) ))s"
+
 .PHONY: test $(LEGS) qemu demo bench bench-check perf-baseline soak
 
 # The legs are independent; -Otarget prints each one's output whole when it finishes.
@@ -38,34 +42,38 @@ test:
 	else echo "make test: passed, all legs ($(LEGS))"; fi
 
 fmt:
-	@echo "=== $@"
+	$(START)
 	@files=$$(gofmt -l .); if [ -n "$$files" ]; then echo "gofmt needed: $$files"; exit 1; fi
+	$(END)
 
 # Every module (the others have no code of their own per architecture, and vetting them for
 # another one would compile all their dependencies again); the core for each architecture
 # the README names, where asmdecl checks the assembly's frames and the generic code builds,
 # and its purego build.
 vet:
-	@echo "=== $@"
+	$(START)
 	for m in $(MODULES); do (cd $$m && $(GO) vet ./...); done
 	for arch in $(VETARCHES); do GOARCH=$$arch $(GO) vet ./...; done
 	for arch in amd64 arm64; do GOARCH=$$arch $(GO) vet -tags purego ./...; done
+	$(END)
 
 # The core's tests under the race detector, one and two Ps, for the assembly and purego.
 race:
-	@echo "=== $@"
+	$(START)
 	$(GO) test -race -count=1 -cpu=1,2 ./...
 	$(GO) test -race -count=1 -cpu=1,2 -tags purego ./...
+	$(END)
 
 # arm64's assembly and purego builds under qemu-user, on a CPU without LSE atomics (Cortex-A53:
 # Go's atomics take their load/store-exclusive loops) and on one with them (max: CASAL, LDADDAL).
 arm64: qemu
-	@echo "=== $@"
+	$(START)
 	@if [ -e $(OUT)/arm64-skipped ]; then echo "arm64: SKIPPED ($$(cat $(OUT)/arm64-skipped))"; exit 0; fi; \
 	for cpu in cortex-a53 max; do for tags in '' purego; do \
 		echo "QEMU_CPU=$$cpu GOARCH=arm64 go test -tags '$$tags' -exec $(QEMU_ARM64) ./..."; \
 		QEMU_CPU=$$cpu GOARCH=arm64 $(GO) test -count=1 -tags "$$tags" -exec $(QEMU_ARM64) ./...; \
 	done; done
+	$(END)
 
 # qemu-user when it is missing: installed where we are root with apt-get, else the arm64 leg
 # is skipped (or, with REQUIRE_ARM64=1, fails).
@@ -82,30 +90,33 @@ qemu:
 	echo "notice: skipping the arm64 leg: $$(cat $(OUT)/arm64-skipped)"
 
 staticcheck:
-	@echo "=== $@"
+	$(START)
 	GOBIN=$(CURDIR)/$(OUT)/bin $(GO) install $(STATICCHECK)
 	for m in $(MODULES); do (cd $$m && echo "staticcheck $$m" && $(CURDIR)/$(OUT)/bin/staticcheck ./...); done
 	$(CURDIR)/$(OUT)/bin/staticcheck -tags purego ./...
+	$(END)
 
 # The other modules' tests under the race detector. A module whose tests skip some work under
 # it (a file built with !race) runs again without it: the simulator's default scenario,
 # LossDelay's scenario targets, and with LIMITSIM_DOCS=1 the check that the README and
 # docs/simulation.md show what the simulator prints, take minutes under the detector.
 modules:
-	@echo "=== $@"
+	$(START)
 	for m in $(filter-out .,$(MODULES)); do \
 		(cd $$m && $(GO) test -race -count=1 ./...); \
 		if grep -rlq --include='*_test.go' '^//go:build !race' $$m; then (cd $$m && LIMITSIM_DOCS=1 $(GO) test -count=1 ./...); fi; \
 	done
+	$(END)
 
 # One iteration of every benchmark, at one and two Ps, so that none rots.
 benchmarks:
-	@echo "=== $@"
+	$(START)
 	for m in $(MODULES); do (cd $$m && $(GO) test -count=1 -run='^$$' -bench=. -benchtime=1x -cpu=1,2 ./... | grep -v '^Benchmark'); done
+	$(END)
 
 # Every fuzz target, found by its name (func FuzzX in a _test.go file), for FUZZTIME each.
 fuzz:
-	@echo "=== $@"
+	$(START)
 	@found=0; for f in $$(grep -rlE --include='*_test.go' --exclude-dir=testdata --exclude-dir=.git '^func Fuzz[A-Za-z0-9_]*\(' . | sort); do \
 		dir=$$(dirname $$f); mod=$$dir; while [ ! -e $$mod/go.mod ]; do mod=$$(dirname $$mod); done; \
 		rel=$${dir#$$mod}; \
@@ -115,26 +126,28 @@ fuzz:
 			(cd $$mod && $(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=$(FUZZMINIMIZETIME) ./$${rel#/}); \
 		done; \
 	done; echo "fuzz: $$found targets"
+	$(END)
 
 # Every module tidy and in go.work.
 tidy:
-	@echo "=== $@"
+	$(START)
 	for m in $(MODULES); do (cd $$m && echo "go mod tidy -diff: $$m" && $(GO) mod tidy -diff); done
 	@used=$$($(GO) work edit -json | sed -nE 's|.*"DiskPath": "(\./)?(.*)".*|\2|p'); \
 	for m in $(MODULES); do \
 		echo "$$used" | grep -qxF -- "$${m#./}" || { echo "$$m is not in go.work"; exit 1; }; \
 	done
+	$(END)
 
 # The core's tests outside the workspace, as a user's go get builds it, with their statement
 # coverage: the core package must keep COVER_MIN%.
 cover:
-	@echo "=== $@"
-	@mkdir -p $(OUT)
+	$(START)
 	GOWORK=off $(GO) test -count=1 -cover ./... | tee $(OUT)/cover.txt
 	@core=$$(GOWORK=off $(GO) list -m); \
 	pct=$$(sed -nE "s|^ok[[:space:]]+$$core[[:space:]].*coverage: ([0-9.]+)% of statements.*|\1|p" $(OUT)/cover.txt); \
 	echo "core package coverage: $${pct:-?}% (minimum $(COVER_MIN)%)"; \
 	awk -v p="$$pct" -v min=$(COVER_MIN) 'BEGIN { exit !(p != "" && p + 0 >= min) }'
+	$(END)
 
 demo:
 	$(GO) run ./cmd/limitsim
