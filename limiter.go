@@ -175,10 +175,10 @@ const untimed = math.MaxInt64
 
 // done finishes p with the call's outcome: it frees the slot and, unless err says nothing
 // about load, adds the call to the window as a sample, closing the window if it is over.
+// A drop of 1 makes the sample a drop whatever err is: the caller has classified the call.
 // The slot is freed before the sample is added, so finishing a permit twice panics without
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
-func (l *Limiter) done(p Permit, err error) {
-	var drop uint64
+func (l *Limiter) done(p Permit, err error, drop uint64) {
 	if err != nil {
 		if !l.dropOn(err) {
 			l.slots.free()

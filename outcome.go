@@ -27,20 +27,18 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// errDrop is what Finish passes to Done for a Drop. It matches ErrLimitExceeded (the
-// dependency shed the call, as a limit inside would), which DefaultDropOn counts as a drop.
-var errDrop = fmt.Errorf("adaptivelimit: the dependency is overloaded: %w", ErrLimitExceeded)
-
-// Finish finishes the call with an outcome: Done(nil) for a Sample, Cancel for Ignore (and any
-// other value), and
-// for a Drop, Done with an error that matches ErrLimitExceeded, which DefaultDropOn counts as
-// a drop (a limiter with its own DropOn counts it only if that DropOn accepts it).
+// Finish finishes the call with an outcome that the caller classified, and clears p: a
+// Sample is Done(nil), a Drop is a sample marked as a drop whatever the limiter's DropOn
+// says, and Ignore (or any other value) is Cancel.
 func (p *Permit) Finish(o Outcome) {
 	switch o {
 	case Sample:
 		p.Done(nil)
 	case Drop:
-		p.Done(errDrop)
+		if q := *p; q.l != nil {
+			*p = Permit{}
+			q.l.done(q, nil, 1)
+		}
 	default:
 		p.Cancel()
 	}

@@ -2,31 +2,23 @@ package adaptivelimit
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-func TestFinish(t *testing.T) {
-	for _, tc := range []struct {
-		o              Outcome
-		windows, drops uint64
-	}{
-		{Sample, 1, 0},
-		{Drop, 1, 1},
-		{Ignore, 0, 0},
-	} {
-		t.Run(tc.o.String(), func(t *testing.T) {
-			l, clock := newManual(t, Config{MinWindowSamples: 1})
+// Finish(Drop) is a drop whatever DropOn says: the caller classified the call itself.
+func TestFinishDropIgnoresDropOn(t *testing.T) {
+	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
+		l, _ := newManual(t, Config{Algorithm: alg, MinWindowSamples: 3, DropOn: func(error) bool { return false }})
+		for _, o := range []Outcome{Sample, Drop, Ignore, Drop} {
 			p, err := l.Acquire()
 			require.NoError(t, err)
-			clock.Advance(time.Second)
-			p.Finish(tc.o)
-			s := l.Snapshot()
-			require.Zero(t, s.InFlight)
-			require.Equal(t, tc.windows, s.Windows)
-			require.Equal(t, int(tc.drops), s.Last.Drops)
-		})
-	}
-	require.Equal(t, "Outcome(7)", Outcome(7).String())
+			p.Finish(o)
+			require.Zero(t, l.InFlight(), "%v frees the slot", o)
+			p.Finish(o) // cleared: a second finish does nothing
+		}
+		read := l.stripes.sum(0)
+		require.EqualValues(t, 3, read.samples, "Sample and two Drops; Ignore is no sample")
+		require.EqualValues(t, 2, read.drops)
+	})
 }

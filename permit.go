@@ -23,7 +23,7 @@ type Permit struct {
 func (p *Permit) Done(err error) {
 	if q := *p; q.l != nil {
 		*p = Permit{}
-		q.l.done(q, err)
+		q.l.done(q, err, 0)
 	}
 }
 
