@@ -2,7 +2,6 @@ package httplimit
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -65,17 +64,18 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// withDeadline returns err joined with context.DeadlineExceeded if the request's deadline
+// withDeadline returns context.DeadlineExceeded in place of err if the request's deadline
 // has passed. An http.Client with a Timeout cancels a request to a RoundTripper it does not
 // know, as this one, both through its context's deadline and through the request's Cancel
 // channel at the same moment, and which of the two errors the base transport returns is a
-// race; the deadline is what happened.
+// race: the second wraps context.Canceled, which says nothing about load. The deadline is
+// what happened.
 func withDeadline(req *http.Request, err error) error {
 	if req == nil {
 		return err
 	}
-	if d, ok := req.Context().Deadline(); ok && !time.Now().Before(d) && !errors.Is(err, context.DeadlineExceeded) {
-		return errors.Join(err, context.DeadlineExceeded)
+	if d, ok := req.Context().Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
 	}
 	return err
 }
