@@ -2,6 +2,7 @@ package adaptivelimit
 
 import (
 	"math"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/resilience4cata/adaptivelimit/internal/clock"
@@ -21,15 +22,17 @@ type Limiter struct {
 	// Read by every call, written only by New.
 	stripes     stripes
 	src         source
-	mode        mode // Disabled and DryRun, in one compare for Acquire
+	mode        mode  // Disabled and DryRun, in one compare for Acquire
+	leaseShift  uint8 // sizes the batches of slots that Ps take
 	rejection   *LimitExceededError
 	windowUnits int64
 
 	// Owned by the goroutine that holds closing.
-	closing   atomic.Bool
-	algorithm algorithm
-	read      totals // what the last closed window read from the stripes
-	published published
+	closing     atomic.Bool
+	manyWindows uint32 // windows in a row that closed with several Ps working (inflight.go)
+	algorithm   algorithm
+	read        totals // what the last closed window read from the stripes
+	published   published
 
 	cfg Config
 
@@ -41,10 +44,14 @@ type Limiter struct {
 type mode uint8
 
 const (
-	enforcing mode = iota
+	enforcing mode = iota // with one shared count of slots
+	leasing               // enforcing, with per-P caches of slots (lease.go)
 	dryRun
 	disabled
 )
+
+// enforced reports whether the limiter rejects calls above the limit.
+func (l *Limiter) enforced() bool { return l.mode <= leasing }
 
 // New returns a limiter for c, or a *ConfigError naming the first invalid field.
 func New(c Config) (*Limiter, error) {
@@ -57,6 +64,8 @@ func New(c Config) (*Limiter, error) {
 		rejection: newLimitExceededError(c.Name),
 		algorithm: newAlgorithm(c),
 		cfg:       c,
+
+		leaseShift: leaseShift(),
 	}
 	l.stripes = newStripes(&l.overflow)
 	switch {
@@ -64,9 +73,11 @@ func New(c Config) (*Limiter, error) {
 		l.mode = disabled
 	case c.DryRun:
 		l.mode = dryRun
+	case runtime.GOMAXPROCS(0) > 1:
+		l.mode = leasing
 	}
 	l.windowUnits = l.src.units(c.Window)
-	l.slots.limit.Store(int64(c.InitialLimit))
+	l.setLimit(int64(c.InitialLimit))
 	l.window.end.Store(later(l.src.now(), l.windowUnits))
 	return l, nil
 }
@@ -89,6 +100,10 @@ func (l *Limiter) Acquire() (Permit, error) {
 	if l.mode == enforcing {
 		var ok bool
 		if n, ok = l.slots.tryAcquire(); !ok {
+			return l.reject()
+		}
+	} else if l.mode == leasing {
+		if n = l.take(); n == 0 {
 			return l.reject()
 		}
 	} else if l.mode == disabled {
@@ -150,7 +165,7 @@ func (l *Limiter) nowHolding() int64 {
 
 // abandon frees the slot of a call whose callback panicked, without a sample.
 func (l *Limiter) abandon() {
-	if l.slots.release() {
+	if l.unhold() {
 		l.passOn()
 	}
 }
@@ -181,8 +196,7 @@ const untimed = math.MaxInt64
 func (l *Limiter) done(p Permit, err error, drop uint64) {
 	if err != nil {
 		if !l.dropOn(err) {
-			l.slots.free()
-			l.passOn()
+			l.free()
 			return
 		}
 		drop = 1
@@ -199,7 +213,12 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 		now = l.nowHolding() // a Clock may block, so it is read before the P is pinned
 		s, own = l.stripes.pin()
 	}
-	held := l.slots.release()
+	var held bool
+	if l.mode != leasing {
+		held = l.slots.release()
+	} else {
+		held = l.release(s, own)
+	}
 	if held {
 		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight)
 		if own {
@@ -221,10 +240,7 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 }
 
 // cancel frees p's slot without a sample.
-func (l *Limiter) cancel() {
-	l.slots.free()
-	l.passOn()
-}
+func (l *Limiter) cancel() { l.free() }
 
 // elapsed is the latency of a call that started at start and ended at now, in clock units:
 // 0 for an untimed call, and for one whose end reads before its start, as the tick counters
@@ -246,5 +262,11 @@ func (l *Limiter) Name() string { return l.cfg.Name }
 // Limit returns how many calls may run at once now.
 func (l *Limiter) Limit() int { return int(l.slots.limit.Load()) }
 
-// InFlight returns how many calls hold a slot now.
-func (l *Limiter) InFlight() int { return int(l.slots.inFlight.Load()) }
+// InFlight returns how many calls hold a slot now. While calls start and finish beside it,
+// it may count fewer, never more.
+func (l *Limiter) InFlight() int {
+	if l.mode == leasing {
+		return int(max(l.stripes.held(), 0))
+	}
+	return int(l.slots.taken.Load())
+}

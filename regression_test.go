@@ -314,10 +314,10 @@ func TestUnusableLimiter(t *testing.T) {
 func TestDryRunPermitIsAlwaysTimed(t *testing.T) {
 	l, clock := newManual(t, Config{DryRun: true, MinWindowSamples: 1, Window: time.Millisecond})
 	clock.Set(int64(time.Hour))
-	l.slots.inFlight.Store(-1) // a double finish, before it puts the slot back
+	l.slots.taken.Store(-1) // a double finish, before it puts the slot back
 	p, err := l.Acquire()
 	require.NoError(t, err)
-	l.slots.inFlight.Add(1) // and after
+	l.slots.taken.Add(1) // and after
 	clock.Advance(time.Millisecond)
 	p.Done(nil)
 	last := l.Snapshot().Last

@@ -25,13 +25,23 @@ type pad [cacheLineSize]byte
 // latencyHigh, so that a window's sum is exact whatever the latencies, up to 2^31 samples a
 // window: one sum of whole latencies would wrap with 1,000 calls across a clock jump of a
 // year.
+//
+// The stripe also holds the P's lease (lease.go): its cache of idle slots, the calls that
+// took and freed a slot on the P, and the highest bound on the calls in flight for which the
+// P counted them exactly in the current window.
 type stripe struct {
 	latencyLow  uint64 // sum of latencies mod 2^32, in clock units
 	latencyHigh uint64 // sum of latencies >> 32
 	samples     uint64
 	drops       uint64
 	peak        uint64 // window id << 32 | the most calls in flight a sample saw in that window
-	_           [cacheLineSize - 5*8]byte
+
+	cache    int64  // idle slots the P holds; other Ps may take them all at once
+	acquired uint64 // calls that took a slot on this P
+	released uint64 // calls that freed a slot on this P
+	counted  uint64 // the highest bound on the calls in flight counted here in this window
+	idle     int64  // the slots idle in other Ps' caches while this P alone works (inflight.go)
+	_        [cacheLineSize - 10*8]byte
 }
 
 // counter is a rejection counter with a line of its own.
@@ -103,14 +113,22 @@ type totals struct {
 	maxInFlight                                       uint64 // in window id only
 }
 
+// all returns how many stripes there are, the overflow stripe included, for at.
+func (ss *stripes) all() int { return len(ss.s) + 1 }
+
+// at returns stripe i of all: the overflow stripe last.
+func (ss *stripes) at(i int) *stripe {
+	if i < len(ss.s) {
+		return &ss.s[i]
+	}
+	return ss.overflow
+}
+
 // sum reads every stripe; maxInFlight is the most in flight that samples of window id saw.
 func (ss *stripes) sum(id uint64) totals {
 	var t totals
-	for i := range len(ss.s) + 1 {
-		s := ss.overflow
-		if i < len(ss.s) {
-			s = &ss.s[i]
-		}
+	for i := range ss.all() {
+		s := ss.at(i)
 		t.latencyLow += atomic.LoadUint64(&s.latencyLow)
 		t.latencyHigh += atomic.LoadUint64(&s.latencyHigh)
 		t.samples += atomic.LoadUint64(&s.samples)

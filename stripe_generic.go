@@ -13,3 +13,6 @@ func (ss *stripes) reject() {
 	atomic.AddUint64(&ss.rejected[uintptr(procPin())&ss.mask].n, 1)
 	procUnpin()
 }
+
+// bump adds d to a counter of the calling P's stripe, atomically.
+func bump(counter *uint64, d uint64) { atomic.AddUint64(counter, d) }

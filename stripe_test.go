@@ -16,7 +16,7 @@ func TestPadding(t *testing.T) {
 	require.Equal(t, cacheLineSize, unsafe.Sizeof(counter{}))
 
 	var l Limiter
-	inFlight := unsafe.Offsetof(l.slots) + unsafe.Offsetof(l.slots.inFlight)
+	inFlight := unsafe.Offsetof(l.slots) + unsafe.Offsetof(l.slots.taken)
 	limit := unsafe.Offsetof(l.slots) + unsafe.Offsetof(l.slots.limit)
 	end := unsafe.Offsetof(l.window) + unsafe.Offsetof(l.window.end)
 	id := unsafe.Offsetof(l.window) + unsafe.Offsetof(l.window.id)

@@ -73,12 +73,12 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if l.mode != enforcing || l.cfg.MaxWait == 0 {
+	if !l.enforced() || l.cfg.MaxWait == 0 {
 		return l.Acquire()
 	}
 	if l.wait.count.Load() == 0 {
 		// Nobody waits: take a free slot as Acquire does. With waiters, queue behind them.
-		if n, ok := l.slots.tryAcquire(); ok {
+		if n := l.take(); n != 0 {
 			return l.started(n), nil
 		}
 	}
@@ -127,6 +127,9 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 // A finishing call frees its slot and then reads the count; a caller here adds to the count
 // and then looks for a free slot. Atomics are sequentially consistent, so at least one of
 // the two sees the other, and a slot is never freed unseen by a waiter that came too late.
+// A slot freed to a P's cache is seen too: the finishing call sets the cached flag after it
+// fills the cache, and whoever clears the flag empties every cache after it, giving the
+// slots to the shared count and then passing them on (takeShared).
 func (l *Limiter) enqueue() *waiter {
 	q := &l.wait
 	bound := int64(l.cfg.MaxWaiters)
@@ -168,8 +171,8 @@ func (l *Limiter) serveLocked() {
 func (l *Limiter) serve() {
 	q := &l.wait
 	for q.head != nil {
-		n, ok := l.slots.tryAcquire()
-		if !ok {
+		n, _ := l.takeBatch() // slots it gave back to the shared count are this loop's to serve
+		if n == 0 {
 			return
 		}
 		w := q.head
@@ -194,8 +197,7 @@ func (l *Limiter) giveUp(w *waiter) {
 	q.mu.Unlock()
 	q.abandoned.Add(1)
 	if served {
-		l.slots.free()
-		l.passOn()
+		l.free()
 	}
 }
 

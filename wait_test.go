@@ -505,21 +505,7 @@ func TestWaitStress(t *testing.T) {
 								continue
 							}
 							served.Add(1)
-							if h := holders.Add(1); h > int64(c.MaxLimit) {
-								t.Errorf("%d calls hold a slot, limit %d", h, c.MaxLimit)
-							}
-							for range r.IntN(3) {
-								runtime.Gosched()
-							}
-							holders.Add(-1) // before the slot is freed, which lets another in
-							switch r.IntN(4) {
-							case 0:
-								p.Cancel()
-							case 1:
-								p.Done(context.DeadlineExceeded)
-							default:
-								p.Done(nil)
-							}
+							holdAndFinish(t, r, p, &holders, c.MaxLimit)
 						}
 					}()
 				}

@@ -8,10 +8,12 @@ import (
 // windowState is read by every completing call and written once a window, so it has a line
 // of its own, away from the in-flight count that every call writes.
 type windowState struct {
-	_   pad
-	end atomic.Int64  // clock units: the first completion at or after it may close the window
-	id  atomic.Uint64 // windows closed so far
-	_   pad
+	_     pad
+	end   atomic.Int64           // clock units: the first completion at or after it may close the window
+	id    atomic.Uint64          // windows closed so far
+	alone atomic.Pointer[stripe] // the stripe of the one P that works, nil, or &many (inflight.go)
+	moves atomic.Int32           // how often alone moved from P to P in this window
+	_     pad
 }
 
 // closeWindow ends the window if it is over and holds enough samples, and recomputes the
@@ -63,11 +65,15 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	d = l.algorithm.next(w, d)
 	d.LimitAfter = clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit)
-	l.slots.limit.Store(int64(d.LimitAfter))
+	l.setLimit(int64(d.LimitAfter))
 	if d.LimitAfter > d.LimitBefore {
 		l.passOn() // the new slots go to waiters first
 	}
 	l.window.id.Store(id + 1)
+	if l.mode == leasing {
+		l.stripes.recount()
+		l.newWindow()
+	}
 	l.window.end.Store(later(now, l.windowUnits))
 	l.published.store(&d, l.algorithm.longLatency())
 	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {

@@ -1,0 +1,424 @@
+package adaptivelimit
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var leaseLimits = []int{1, 2, 3, 16, 1000}
+
+// forEachProcs runs test with GOMAXPROCS at each of 1, 2, 4 and 8, whatever -cpu says.
+func forEachProcs(t *testing.T, test func(t *testing.T, procs int)) {
+	for _, procs := range []int{1, 2, 4, 8} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			test(t, procs)
+		})
+	}
+}
+
+// scripted is an algorithm whose limit is whatever next says, once a window.
+type scripted struct{ limit func() int }
+
+func (s scripted) next(_ window, d Decision) Decision {
+	d.LimitAfter = s.limit()
+	return d
+}
+
+func (scripted) longLatency() time.Duration { return 0 }
+
+// cached is the idle slots in every P's cache.
+func (l *Limiter) cached() int64 {
+	var n int64
+	for i := range l.stripes.all() {
+		n += cached(l.stripes.at(i))
+	}
+	return n
+}
+
+// requireSettled checks the counts of a limiter that nothing runs beside, after admitted
+// calls: no call holds a slot, the shared count holds exactly the cached slots, and every
+// call that took a slot freed it.
+func requireSettled(t *testing.T, l *Limiter, admitted int64) {
+	t.Helper()
+	require.Zero(t, l.InFlight())
+	if l.mode != leasing {
+		require.Zero(t, l.slots.taken.Load(), "one P: no caches")
+		return
+	}
+	require.Zero(t, l.stripes.held())
+	require.Equal(t, l.slots.taken.Load(), l.cached(), "the shared count holds the cached slots")
+	var acquired, released uint64
+	for i := range l.stripes.all() {
+		acquired += l.stripes.at(i).acquired
+		released += l.stripes.at(i).released
+	}
+	// A slot taken for a waiter that gave up at that moment is counted, and freed.
+	require.GreaterOrEqual(t, acquired, uint64(admitted), "every admitted call counted")
+	require.LessOrEqual(t, acquired, uint64(admitted)+l.Snapshot().WaitAbandoned, "and no other")
+	require.Equal(t, acquired, released)
+	for i := range l.stripes.all() {
+		require.GreaterOrEqual(t, cached(l.stripes.at(i)), int64(0))
+	}
+}
+
+// requireExactly takes limit permits, one after the other on one goroutine, checks that the
+// next call is rejected, and frees them: the slots parked in the Ps' caches are not lost.
+func requireExactly(t *testing.T, l *Limiter, limit int) {
+	t.Helper()
+	held := acquireN(t, l, limit)
+	require.Equal(t, limit, l.InFlight())
+	_, err := l.Acquire()
+	require.ErrorIs(t, err, ErrLimitExceeded, "every slot is held")
+	require.LessOrEqual(t, l.slots.taken.Load(), int64(limit))
+	for i := range held {
+		held[i].Done(nil)
+	}
+	require.Zero(t, l.InFlight())
+}
+
+// leaseStress runs goroutines that take and free slots, and some that wait for one, on l, and
+// returns how many calls were admitted. It fails the test if more calls hold a slot at once
+// than most, or a patient waiter is not served.
+func leaseStress(t *testing.T, l *Limiter, goroutines, calls, most int) int64 {
+	t.Helper()
+	var holders, admitted, rejected atomic.Int64
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 14))
+			for range calls {
+				var p Permit
+				var err error
+				if r.IntN(4) == 0 {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(50))*time.Microsecond)
+					p, err = l.AcquireContext(ctx)
+					cancel()
+				} else {
+					p, err = l.Acquire()
+				}
+				if err != nil {
+					rejected.Add(1)
+					continue
+				}
+				admitted.Add(1)
+				holdAndFinish(t, r, p, &holders, most)
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, int64(goroutines*calls), admitted.Load()+rejected.Load())
+	// Each goroutine holds at most one slot at a time.
+	require.LessOrEqual(t, l.Snapshot().Last.MaxInFlight, goroutines, "the most in flight is never above the truth")
+	require.LessOrEqual(t, l.Snapshot().Rejected, uint64(rejected.Load()), "never invented")
+	require.Zero(t, l.Snapshot().Waiting)
+	return admitted.Load()
+}
+
+// holdAndFinish holds p's slot for a few yields, failing the test if more than most calls
+// hold one at once (holders counts them), and finishes it in one of the ways a call can end.
+func holdAndFinish(t *testing.T, r *rand.Rand, p Permit, holders *atomic.Int64, most int) {
+	if h := holders.Add(1); h > int64(most) {
+		t.Errorf("%d calls hold a slot, at most %d may", h, most)
+	}
+	for range r.IntN(3) {
+		runtime.Gosched()
+	}
+	holders.Add(-1) // before the slot is freed, which lets another in
+	switch r.IntN(4) {
+	case 0:
+		p.Cancel()
+	case 1:
+		p.Done(context.DeadlineExceeded)
+	default:
+		p.Done(nil)
+	}
+}
+
+// park makes goroutines on every P take and free slots of l, parking slots in the Ps' caches.
+func park(l *Limiter, procs int) {
+	var wg sync.WaitGroup
+	for range 4 * procs {
+		wg.Go(func() {
+			for range 100 {
+				if p, err := l.Acquire(); err == nil {
+					runtime.Gosched()
+					p.Done(nil)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// Under every limit, with more goroutines than Ps, never more calls hold a slot than the
+// limit; afterwards no slot is lost and none invented.
+func TestLeaseStress(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		for _, limit := range leaseLimits {
+			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+				l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit,
+					MaxWait: time.Hour, MaxWaiters: 64})
+				require.NoError(t, err)
+				admitted := leaseStress(t, l, 2*procs+2, 1000, limit)
+				require.Positive(t, admitted)
+				requireSettled(t, l, admitted)
+				require.LessOrEqual(t, l.slots.taken.Load(), int64(limit), "held and cached, within the limit")
+				requireExactly(t, l, limit)
+			})
+		}
+	})
+}
+
+// A limit that moves every millisecond, among the limits above: never more calls hold a slot
+// than the highest, and once the calls are over, exactly the limit in force is there to take.
+func TestLeaseStressMovingLimit(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		l, err := New(Config{InitialLimit: 16, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
+			MaxWait: time.Hour, MaxWaiters: 64})
+		require.NoError(t, err)
+		var moves atomic.Int64
+		r := rand.New(rand.NewPCG(uint64(procs), 15))
+		l.algorithm = scripted{func() int {
+			moves.Add(1)
+			return leaseLimits[r.IntN(len(leaseLimits))]
+		}}
+		admitted := leaseStress(t, l, 2*procs+2, 3000, 1000)
+		require.Positive(t, moves.Load(), "the limit moved")
+		requireSettled(t, l, admitted)
+		requireExactly(t, l, l.Limit())
+	})
+}
+
+// A P added by raising GOMAXPROCS after New has no stripe of its own: its calls go straight to
+// the shared count, and the bound holds.
+func TestLeaseGrownGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	l, err := New(Config{InitialLimit: 3, MinLimit: 3, MaxLimit: 3})
+	require.NoError(t, err)
+	runtime.GOMAXPROCS(4 * l.stripes.all())
+	admitted := leaseStress(t, l, 16, 1000, 3)
+	requireSettled(t, l, admitted)
+	requireExactly(t, l, 3)
+}
+
+// Goroutines spread over the Ps take and free slots, parking them in the Ps' caches; then one
+// goroutine takes exactly limit permits: no parked slot makes it reject.
+func TestNoFalseRejection(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		for _, limit := range leaseLimits {
+			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+				l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
+				require.NoError(t, err)
+				park(l, procs)
+				if limit >= 16 && l.mode == leasing {
+					require.Positive(t, l.cached(), "slots are parked")
+				}
+				requireExactly(t, l, limit)
+			})
+		}
+	})
+}
+
+// A lower limit empties the caches before a call is admitted above it; a higher one admits
+// at once.
+func TestLeaseLimitMoves(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		limit := 16
+		l, clock := newManual(t, Config{InitialLimit: 16, MaxLimit: 100, MinWindowSamples: 1})
+		l.algorithm = scripted{func() int { return limit }}
+		for range 3 { // park slots
+			held := acquireN(t, l, 10)
+			for i := range held {
+				held[i].Done(nil)
+			}
+		}
+		require.Equal(t, procs > 1, l.cached() > 0, "slots are parked where there are leases")
+
+		limit = 2
+		clock.Advance(time.Second)
+		acquireN(t, l, 1)[0].Done(nil) // closes the window
+		require.Equal(t, 2, l.Limit())
+		requireExactly(t, l, 2)
+		require.LessOrEqual(t, l.slots.taken.Load(), int64(2), "the caches were emptied")
+
+		limit = 40
+		clock.Advance(time.Second)
+		acquireN(t, l, 1)[0].Done(nil)
+		require.Equal(t, 40, l.Limit())
+		requireExactly(t, l, 40)
+	})
+}
+
+// One goroutine's calls are counted exactly, in InFlight and in the window's most calls in
+// flight, even with slots parked in other Ps' caches.
+func TestLeaseExactInFlight(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		l, clock := newManual(t, Config{InitialLimit: 100, MinLimit: 100, MaxLimit: 100, MinWindowSamples: 1})
+		park(l, procs)
+		for _, n := range []int{7, 100, 1, 30} {
+			clock.Advance(time.Second)
+			acquireN(t, l, 1)[0].Done(nil) // closes the window
+			held := acquireN(t, l, n)
+			require.Equal(t, n, l.InFlight())
+			for i := range held {
+				held[i].Done(nil)
+				require.Equal(t, n-1-i, l.InFlight())
+			}
+			clock.Advance(time.Second)
+			acquireN(t, l, 1)[0].Done(nil)
+			require.Equal(t, n, l.Snapshot().Last.MaxInFlight)
+		}
+	})
+}
+
+// Two goroutines finishing calls that hold slots of a limit of 1 and 2 hand the slots over
+// between Ps: every permit is taken and freed, and the limit is never passed.
+func TestLeaseHandOff(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		for _, limit := range []int{1, 2} {
+			l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
+			require.NoError(t, err)
+			permits := make(chan Permit, limit)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for p := range permits {
+					p.Done(nil)
+				}
+			}()
+			for range 2000 {
+				p, err := l.Acquire()
+				if err != nil {
+					runtime.Gosched()
+					continue
+				}
+				require.LessOrEqual(t, l.InFlight(), limit)
+				permits <- p
+			}
+			close(permits)
+			<-done
+			requireExactly(t, l, limit)
+		}
+	})
+}
+
+// One goroutine drives a limiter through a scripted run, on a manual clock: calls start and
+// end out of order, many at once, across windows, with slots parked in other Ps' caches and
+// goroutines on every P to move it between them. Every window's decision, the calls in flight
+// it saw included, is what it is with one P and no leases.
+func TestLeaseOneGoroutineReplaysExactly(t *testing.T) {
+	run := func(procs int) []Decision {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		stop := make(chan struct{})
+		var busy sync.WaitGroup
+		for range procs {
+			busy.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+						runtime.Gosched()
+					}
+				}
+			})
+		}
+		defer busy.Wait()
+		defer close(stop)
+		l, clock := newManual(t, Config{InitialLimit: 40, MaxLimit: 200, MinWindowSamples: 5, Window: 10 * time.Millisecond})
+		var parking sync.WaitGroup // slots in every P's cache, without a sample
+		for range 4 * procs {
+			parking.Go(func() {
+				for range 100 {
+					if p, err := l.Acquire(); err == nil {
+						runtime.Gosched()
+						p.Cancel()
+					}
+				}
+			})
+		}
+		parking.Wait()
+		// A window of calls on this goroutine: at its close the limiter notes that several Ps
+		// worked at once no more.
+		for range 5 {
+			acquireN(t, l, 1)[0].Done(nil)
+		}
+		clock.Advance(10 * time.Millisecond)
+		acquireN(t, l, 1)[0].Done(nil)
+		start := l.Snapshot().Windows
+		require.Equal(t, uint64(1), start)
+		r := rand.New(rand.NewPCG(7, 14))
+		var held []Permit
+		var decisions []Decision
+		for range 20000 {
+			switch k := r.IntN(10); {
+			case k < 5:
+				if p, err := l.Acquire(); err == nil {
+					held = append(held, p)
+				}
+			case k < 9 && len(held) > 0:
+				i := r.IntN(len(held))
+				held[i].Done(nil)
+				held = append(held[:i], held[i+1:]...)
+			default:
+				clock.Advance(time.Duration(r.IntN(3)) * time.Millisecond)
+				runtime.Gosched()
+			}
+			if s := l.Snapshot(); len(decisions) < int(s.Windows-start) {
+				decisions = append(decisions, s.Last)
+			}
+		}
+		if l.mode == leasing {
+			require.NotSame(t, &many, l.window.alone.Load(), "one P at a time worked")
+		}
+		return decisions
+	}
+	want := run(1)
+	require.Greater(t, len(want), 100, "the script closes windows")
+	for _, procs := range []int{2, 4, 8} {
+		got := run(procs)
+		for i := range min(len(got), len(want)) {
+			require.Equal(t, want[i], got[i], "GOMAXPROCS %d, window %d", procs, i+1)
+		}
+		require.Len(t, got, len(want), "GOMAXPROCS %d", procs)
+	}
+}
+
+// As many goroutines as slots, each finishing its call before it starts the next: however
+// the slots move between the Ps' caches, and whoever empties them, no call is rejected.
+func TestLeaseNoRejectionWithASlotEach(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		goroutines := 2 * procs
+		l, err := New(Config{InitialLimit: goroutines, MinLimit: goroutines, MaxLimit: goroutines})
+		require.NoError(t, err)
+		var rejected atomic.Int64
+		var wg sync.WaitGroup
+		for range goroutines {
+			wg.Go(func() {
+				for i := range 2000 {
+					p, err := l.Acquire()
+					if err != nil {
+						rejected.Add(1)
+						continue
+					}
+					if i%7 == 0 {
+						runtime.Gosched()
+					}
+					p.Done(nil)
+				}
+			})
+		}
+		wg.Wait()
+		require.Zero(t, rejected.Load())
+		requireSettled(t, l, int64(goroutines*2000))
+	})
+}
