@@ -21,7 +21,7 @@
 // same name, and merges each one's [Config] from defaults, named configurations, the call
 // site's attributes and external keys read by [ParseProperties] (docs/configuration.md).
 //
-// The call path takes no lock and allocates nothing: a compare-and-swap on a cache of slots
-// that the calling processor keeps, two reads of the processor's tick counter, and plain adds
-// to per-P counters. A rejection reads no clock.
+// The call path takes no lock and allocates nothing: two compare-and-swaps on a cache of slots
+// that the calling processor keeps (with GOMAXPROCS 1, on the one shared count), two reads of
+// the processor's tick counter, and plain adds to per-P counters. A rejection reads no clock.
 package adaptivelimit
