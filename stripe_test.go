@@ -10,7 +10,7 @@ import (
 )
 
 // Each hot word sits alone on its cache line (or shares it on purpose, as the limit does the
-// in-flight count), and every stripe is exactly one line.
+// shared count of slots), and every stripe is exactly one line.
 func TestPadding(t *testing.T) {
 	require.Equal(t, cacheLineSize, unsafe.Sizeof(stripe{}))
 	require.Equal(t, cacheLineSize, unsafe.Sizeof(counter{}))

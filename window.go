@@ -5,8 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// windowState is read by every completing call and written once a window, so it has a line
-// of its own, away from the in-flight count that every call writes.
+// windowState is read by every call and written once a window, and where the one P that
+// works changes (inflight.go), so it has a line of its own, away from the shared count of
+// slots.
 type windowState struct {
 	_     pad
 	end   atomic.Int64           // clock units: the first completion at or after it may close the window
