@@ -109,10 +109,8 @@ func (ss *stripes) revoke(s *stripe) {
 // upper is the shared count less the P's cache, after the call took its slot, and alone is
 // the note the P settled or found before.
 func (l *Limiter) inFlight(s *stripe, alone *stripe, upper int64) int64 {
-	if alone == s {
-		if idle := atomic.LoadInt64(&s.idle); upper > idle { // not where it is to learn
-			return upper - idle
-		}
+	if n := upper - atomic.LoadInt64(&s.idle); alone == s && n > 0 { // not where it is to learn
+		return n
 	}
 	return l.countOrNot(s, alone, upper)
 }

@@ -2,7 +2,6 @@ package adaptivelimit
 
 import (
 	"math/bits"
-	"runtime"
 	"sync/atomic"
 )
 
@@ -34,14 +33,14 @@ import (
 // as many.
 const maxBatch = 16
 
-// leaseShift sizes the batches: a limit's worth of slots, split over the Ps, in batches of a
-// quarter of each P's share, so that the caches can hold at most half of the limit.
-func leaseShift() uint8 { return uint8(bits.Len(uint(runtime.GOMAXPROCS(0)-1))) + 2 }
-
-// setLimit moves the limit, and the batches of slots that Ps take with it.
+// setLimit moves the limit, and the batches of slots that Ps take with it: a limit's worth of
+// slots, split over the stripes (the Ps at New, rounded up to a power of two), in batches of
+// a quarter of each one's share, so that the caches can hold at most half of the limit. The
+// batch is kept beside the limit, which every finishing call reads with it.
 func (l *Limiter) setLimit(limit int64) {
 	if l.mode == leasing {
-		l.slots.batch.Store(min(max(limit>>l.leaseShift, 1), maxBatch))
+		shift := bits.Len(uint(l.stripes.mask)) + 2
+		l.slots.batch.Store(min(max(limit>>shift, 1), maxBatch))
 	}
 	l.slots.limit.Store(limit)
 }
@@ -49,10 +48,7 @@ func (l *Limiter) setLimit(limit int64) {
 // take takes a slot where the limit has one and returns the calls in flight with it, or 0.
 func (l *Limiter) take() int64 {
 	if l.mode != leasing {
-		if n, ok := l.slots.tryAcquire(); ok {
-			return n
-		}
-		return 0
+		return l.slots.tryTake()
 	}
 	if l.slots.allHeld() {
 		return 0 // a rejection, without pinning the P
@@ -83,12 +79,7 @@ func (l *Limiter) takeCached(s *stripe) int64 {
 		return 0
 	}
 	bump(&s.acquired, 1)
-	if upper := g - c + 1; alone == s { // inFlight, written out: it is every call's path
-		if idle := atomic.LoadInt64(&s.idle); upper > idle {
-			return upper - idle
-		}
-	}
-	return l.countOrNot(s, alone, g-c+1)
+	return l.inFlight(s, alone, g-c+1)
 }
 
 // takeShared takes a slot from the shared count, with a batch for the P's cache, emptying the
@@ -107,10 +98,7 @@ func (l *Limiter) takeShared() int64 {
 func (l *Limiter) takeBatch() (n int64, freed bool) {
 	sl := &l.slots
 	if l.mode != leasing {
-		if n, ok := sl.tryAcquire(); ok {
-			return n, false
-		}
-		return 0, false
+		return sl.tryTake(), false
 	}
 	s, own := l.stripes.pin()
 	defer procUnpin()

@@ -22,8 +22,7 @@ type Limiter struct {
 	// Read by every call, written only by New.
 	stripes     stripes
 	src         source
-	mode        mode  // Disabled and DryRun, in one compare for Acquire
-	leaseShift  uint8 // sizes the batches of slots that Ps take
+	mode        mode // Disabled and DryRun, in one compare for Acquire
 	rejection   *LimitExceededError
 	windowUnits int64
 
@@ -64,8 +63,6 @@ func New(c Config) (*Limiter, error) {
 		rejection: newLimitExceededError(c.Name),
 		algorithm: newAlgorithm(c),
 		cfg:       c,
-
-		leaseShift: leaseShift(),
 	}
 	l.stripes = newStripes(&l.overflow)
 	switch {
@@ -215,7 +212,7 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 	}
 	var held bool
 	if l.mode != leasing {
-		held = l.slots.release()
+		held = l.slots.release() // release's first case, inlined: the one-P call's path
 	} else {
 		held = l.release(s, own)
 	}

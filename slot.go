@@ -54,6 +54,15 @@ func (s *slots) tryAcquire() (inFlight int64, ok bool) {
 	}
 }
 
+// tryTake is tryAcquire where only the count matters: the slots taken with the new one, or
+// 0 where every slot is taken.
+func (s *slots) tryTake() int64 {
+	if n, ok := s.tryAcquire(); ok {
+		return n
+	}
+	return 0
+}
+
 // take takes a slot whatever the limit, for a dry run.
 func (s *slots) take() int64 { return s.taken.Add(1) }
 
