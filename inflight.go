@@ -64,9 +64,14 @@ func (l *Limiter) settle(s *stripe, own bool) *stripe {
 			w.alone.Store(&many)
 			return &many
 		}
-		l.stripes.revoke(s)
 		atomic.StoreInt64(&s.idle, unknownIdle)
 		if w.alone.CompareAndSwap(a, s) {
+			// The other caches are taken back after the note moved, so that a P that finds
+			// its cache taken back, and settles, reads the new note: it cannot go on as the
+			// one P. Then the moves that other Ps began before they could see the note end.
+			l.stripes.revoke(s)
+			for l.slots.idle.Load() >= moving {
+			}
 			return s
 		}
 	}
@@ -109,10 +114,23 @@ func (ss *stripes) revoke(s *stripe) {
 // upper is the shared count less the P's cache, after the call took its slot, and alone is
 // the note the P settled or found before.
 func (l *Limiter) inFlight(s *stripe, alone *stripe, upper int64) int64 {
-	if n := upper - atomic.LoadInt64(&s.idle); alone == s && n > 0 { // not where it is to learn
+	if n := knownInFlight(s, alone, upper); n > 0 {
 		return n
 	}
 	return l.countOrNot(s, alone, upper)
+}
+
+// knownInFlight is inFlight where it needs no count: for the one P that works, upper less
+// the slots idle elsewhere, and 1 where the bound did not rise above one counted for. It is 0
+// or less where the P is to learn or count (countOrNot).
+func knownInFlight(s, alone *stripe, upper int64) int64 {
+	if alone == s {
+		return upper - atomic.LoadInt64(&s.idle)
+	}
+	if uint64(upper) <= atomic.LoadUint64(&s.counted) {
+		return 1
+	}
+	return 0
 }
 
 // countOrNot is inFlight where the P is not known to be the one P that works: it learns, if
@@ -129,7 +147,7 @@ func (l *Limiter) countOrNot(s *stripe, alone *stripe, upper int64) int64 {
 		n := max(l.stripes.held(), 1)
 		atomic.StoreInt64(&s.idle, upper-n)
 		return n
-	case own && uint64(upper) <= atomic.LoadUint64(&s.counted):
+	case own && uint64(upper) <= atomic.LoadUint64(&s.counted): // from takeBatch
 		return 1
 	}
 	return l.countInFlight(s, own, upper)

@@ -46,18 +46,17 @@ func (l *Limiter) setLimit(limit int64) {
 }
 
 // take takes a slot where the limit has one and returns the calls in flight with it, or 0.
+// Acquire does the same, written out.
 func (l *Limiter) take() int64 {
 	if l.mode != leasing {
 		return l.slots.tryTake()
 	}
-	if l.slots.allHeld() {
+	_, limit, full := l.slots.allHeld()
+	if full {
 		return 0 // a rejection, without pinning the P
 	}
-	s, own := l.stripes.pin()
-	n := int64(0)
-	if own {
-		n = l.takeCached(s)
-	}
+	s, _ := l.stripes.pin()
+	n := l.takeCached(s, limit)
 	procUnpin()
 	if n != 0 {
 		return n
@@ -66,20 +65,32 @@ func (l *Limiter) take() int64 {
 }
 
 // takeCached takes a slot from the cache of s, the stripe of the P that the calling
-// goroutine is pinned to, and returns the calls in flight with it, or 0 where the P must
-// settle first, the cache is empty or taken back, or the slots taken are above the limit,
-// which no cached slot may then serve.
-func (l *Limiter) takeCached(s *stripe) int64 {
-	alone := l.window.alone.Load()
-	if alone != s && alone != &many {
-		return 0
-	}
-	g, c := l.slots.taken.Load(), atomic.LoadInt64(&s.cache)
-	if c <= 0 || g > l.slots.limit.Load() || !atomic.CompareAndSwapInt64(&s.cache, c, c-1) {
+// goroutine is pinned to, and returns the calls in flight with it, or 0 where takeIdle says
+// that it may not. limit is the limit, read before.
+//
+// The slots taken are read after the goroutine was pinned, and before the note: read before
+// the pin, they may have fallen since, as other calls on the P gave slots back or a P emptied
+// the caches; read after the note, they may count slots that another P moved after it took
+// the note from this one. The calls in flight that this call reports would be above the
+// truth. A P notes itself, or that several work, before it moves a slot, so a note that still
+// names this P after the count says that the count holds no other P's moves.
+func (l *Limiter) takeCached(s *stripe, limit int64) int64 {
+	g := l.slots.taken.Load()
+	alone, c := l.window.alone.Load(), atomic.LoadInt64(&s.cache)
+	if !takeIdle(s, alone, c, g, limit) {
 		return 0
 	}
 	bump(&s.acquired, 1)
 	return l.inFlight(s, alone, g-c+1)
+}
+
+// takeIdle takes a slot from the cache of s, which held c, and reports whether it could: not
+// where the P must settle first (alone is another P), the cache is empty or taken back, the
+// slots taken (g) are above the limit, which no cached slot may then serve, or the cache
+// changed since it held c. The overflow stripe's cache stays taken back.
+func takeIdle(s, alone *stripe, c, g, limit int64) bool {
+	return c > 0 && g <= limit && (alone == s || alone == &many) &&
+		atomic.CompareAndSwapInt64(&s.cache, c, c-1)
 }
 
 // takeShared takes a slot from the shared count, with a batch for the P's cache, emptying the
@@ -102,11 +113,9 @@ func (l *Limiter) takeBatch() (n int64, freed bool) {
 	}
 	s, own := l.stripes.pin()
 	defer procUnpin()
-	alone := l.settle(s, own)
-	if own {
-		if n := l.takeCached(s); n != 0 { // settling may have made it the one P
-			return n, false
-		}
+	l.settle(s, own)
+	if n := l.takeCached(s, sl.limit.Load()); n != 0 { // settling may have made it the one P
+		return n, false
 	}
 	for {
 		g, limit := sl.taken.Load(), sl.limit.Load()
@@ -115,14 +124,21 @@ func (l *Limiter) takeBatch() (n int64, freed bool) {
 			if own {
 				k = min(sl.batch.Load(), limit-g)
 			}
+			if !l.startMoving(s, own) {
+				continue
+			}
 			if !sl.taken.CompareAndSwap(g, g+k) {
+				sl.idle.Add(-moving)
 				continue
 			}
 			if k > 1 && !l.cache(s, k-1) {
 				sl.taken.Add(1 - k) // the cache was taken back meanwhile: the P is no longer alone
 			}
 			s.add(&s.acquired, 1, own)
-			return l.inFlight(s, alone, sl.taken.Load()-cached(s)), freed
+			sl.idle.Add(-moving)
+			// The note is read again, after the count: see takeCached.
+			g := sl.taken.Load()
+			return l.inFlight(s, l.window.alone.Load(), g-cached(s)), freed
 		}
 		switch w := sl.idle.Load(); {
 		case w == 0 && sl.taken.Load() >= sl.limit.Load(): // read after the word: see allHeld
@@ -130,15 +146,34 @@ func (l *Limiter) takeBatch() (n int64, freed bool) {
 		case w&cachedFlag == 0:
 			continue // another P is emptying the caches, or has just: the slots are on their way
 		}
-		sl.idle.Add(reclaiming)
+		if !l.startMoving(s, own) {
+			continue
+		}
 		sl.idle.And(^cachedFlag) // before the caches are read: see markCached
 		if idle := l.stripes.reclaim(); idle > 0 {
 			sl.taken.Add(-idle)
 			l.relearn()
 			freed = true
 		}
-		sl.idle.Add(-reclaiming)
+		sl.idle.Add(-moving)
 	}
+}
+
+// startMoving says that the P of s, pinned, moves slots between the shared count and the
+// calls or the caches: it takes slots for a call and its cache, or every cache's idle slots
+// back. Meanwhile the count holds slots that are neither held nor cached, or held but not yet
+// counted as taken (stripe.acquired), which a P that counts on its own (inflight.go) would
+// take for idle slots or calls in flight; so a P takes the note only once no P moves slots
+// (settle). That is where the P of s may still move them: where the note names it, or says
+// that several Ps work. Else it settles again and reports false.
+func (l *Limiter) startMoving(s *stripe, own bool) bool {
+	l.slots.idle.Add(moving)
+	if a := l.window.alone.Load(); a == s || a == &many {
+		return true
+	}
+	l.slots.idle.Add(-moving)
+	l.settle(s, own)
+	return false
 }
 
 // cache adds k slots that the P of s took from the shared count to its cache, and reports
@@ -157,30 +192,55 @@ func (l *Limiter) cache(s *stripe, k int64) bool {
 }
 
 // release frees the slot of a call that finished on the P of s, to which the goroutine is
-// pinned: to the P's cache where the slots taken are within the limit, nobody waits for a
-// slot and the cache holds fewer than two batches, else to the shared count. A slot that was
-// not held makes it report false, leaving the counts as they were.
+// pinned: to the P's cache where mayCache says so, else to the shared count. A slot that was
+// not held makes it report false, leaving the counts as they were. Done does the same,
+// written out.
 func (l *Limiter) release(s *stripe, own bool) (held bool) {
 	if l.mode != leasing {
 		return l.slots.release()
 	}
+	g, c := l.slots.taken.Load(), atomic.LoadInt64(&s.cache)
+	return own && l.mayCache(g, c) && l.cacheSlot(s, c) || l.releaseShared(s, own)
+}
+
+// mayCache reports whether a call that finished on a P may put its slot in the P's cache,
+// which held c when the slots taken were g: where the cache was not taken back, the slots
+// taken are within the limit, nobody waits for a slot and the cache holds fewer than two
+// batches. Only the P adds to its cache, and the shared count holds the slots cached and held
+// at every moment, so a count no higher than the cache says that the call's slot was not
+// held: releaseShared finds that.
+//
+// A cache that was not taken back is the P's to fill: a P takes every other cache back before
+// it takes the note that it works alone (settle), and the overflow stripe's stays taken back.
+func (l *Limiter) mayCache(g, c int64) bool {
+	sl := &l.slots
+	return c >= 0 && g > c && g <= sl.limit.Load() && c < 2*sl.batch.Load() && l.wait.count.Load() == 0
+}
+
+// cacheSlot puts a finished call's slot in the cache of s, the stripe of the P that the
+// goroutine is pinned to, which held c, and reports whether it could: not where the cache
+// changed meanwhile.
+func (l *Limiter) cacheSlot(s *stripe, c int64) bool {
+	// Counted before the slot is freed, and after it was taken: InFlight, which reads these
+	// counts, may count too few calls for a moment, never too many.
+	bump(&s.released, 1)
+	if !atomic.CompareAndSwapInt64(&s.cache, c, c+1) {
+		bump(&s.released, ^uint64(0))
+		return false
+	}
+	if c == 0 {
+		l.slots.markCached() // see markCached: a cache that held slots is flagged already
+	}
+	return true
+}
+
+// releaseShared frees the slot of a call that finished on the P of s, pinned, to the shared
+// count, settling the P first where it must.
+func (l *Limiter) releaseShared(s *stripe, own bool) (held bool) {
 	if alone := l.window.alone.Load(); alone != s && alone != &many {
 		l.settle(s, own)
 	}
-	// Counted before the slot is freed, and after it was taken: InFlight, which reads these
-	// counts, may count too few calls for a moment, never too many.
 	s.add(&s.released, 1, own)
-	g, c := l.slots.taken.Load(), atomic.LoadInt64(&s.cache)
-	if own && c >= 0 && g > c && g <= l.slots.limit.Load() && c < 2*l.slots.batch.Load() &&
-		l.wait.count.Load() == 0 && atomic.CompareAndSwapInt64(&s.cache, c, c+1) {
-		if c == 0 {
-			l.slots.markCached() // see markCached: a cache that held slots is flagged already
-		}
-		return true
-	}
-	// Only this P adds to its cache, and the shared count holds the slots cached and held at
-	// every moment, so a count no higher than the cache read after it says that this call's
-	// slot was not held.
 	if g := l.slots.taken.Load(); g <= cached(s) || !l.slots.release() {
 		s.add(&s.released, ^uint64(0), own)
 		return false

@@ -25,6 +25,7 @@ type Limiter struct {
 	mode        mode // Disabled and DryRun, in one compare for Acquire
 	rejection   *LimitExceededError
 	windowUnits int64
+	ticksFirst  bool // leases read the tick counter before they take a slot (Acquire)
 
 	// Owned by the goroutine that holds closing.
 	closing     atomic.Bool
@@ -73,6 +74,8 @@ func New(c Config) (*Limiter, error) {
 	case runtime.GOMAXPROCS(0) > 1:
 		l.mode = leasing
 	}
+	l.overflow.cache = revoked // see takeIdle
+	l.ticksFirst = l.mode == leasing && l.timed() && l.src.kind == sourceTicks
 	l.windowUnits = l.src.units(c.Window)
 	l.setLimit(int64(c.InitialLimit))
 	l.window.end.Store(later(l.src.now(), l.windowUnits))
@@ -87,6 +90,38 @@ func (l *Limiter) Acquire() (Permit, error) {
 	if l == nil {
 		panicUnusable()
 	}
+	if l.mode == leasing {
+		// take, written out: a call more cost an eighth of the call's time on two Ps (see
+		// bench/README.md).
+		_, limit, full := l.slots.allHeld()
+		if full {
+			return l.reject() // without pinning the P or reading the clock
+		}
+		start := int64(untimed)
+		if l.ticksFirst {
+			start = clock.Ticks()
+		}
+		s, _ := l.stripes.pin()
+		g := l.slots.taken.Load() // after the pin, before the note: see takeCached
+		alone, c := l.window.alone.Load(), atomic.LoadInt64(&s.cache)
+		n := int64(0)
+		if takeIdle(s, alone, c, g, limit) {
+			bump(&s.acquired, 1)
+			if n = knownInFlight(s, alone, g-c+1); n <= 0 {
+				n = l.countOrNot(s, alone, g-c+1)
+			}
+		}
+		procUnpin()
+		if n == 0 {
+			if n = l.takeShared(); n == 0 {
+				return l.reject()
+			}
+		}
+		if start == untimed && l.timed() {
+			start = l.nowHolding()
+		}
+		return Permit{l: l, start: start, inFlight: n}, nil
+	}
 	// The zero Limiter's limit is 0, so it takes this branch, and reject panics.
 	if l.slots.full() && l.mode == enforcing {
 		// Checked before tryAcquire, which checks again, so that a rejection runs straight
@@ -97,10 +132,6 @@ func (l *Limiter) Acquire() (Permit, error) {
 	if l.mode == enforcing {
 		var ok bool
 		if n, ok = l.slots.tryAcquire(); !ok {
-			return l.reject()
-		}
-	} else if l.mode == leasing {
-		if n = l.take(); n == 0 {
 			return l.reject()
 		}
 	} else if l.mode == disabled {
@@ -212,9 +243,10 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 	}
 	var held bool
 	if l.mode != leasing {
-		held = l.slots.release() // release's first case, inlined: the one-P call's path
+		held = l.slots.release() // release, inlined: the one-P call's path
 	} else {
-		held = l.release(s, own)
+		g, c := l.slots.taken.Load(), atomic.LoadInt64(&s.cache)
+		held = own && l.mayCache(g, c) && l.cacheSlot(s, c) || l.releaseShared(s, own) // release, inlined
 	}
 	if held {
 		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight)

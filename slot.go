@@ -11,24 +11,26 @@ type slots struct {
 	taken atomic.Int64
 	limit atomic.Int64
 	batch atomic.Int64 // how many slots a P takes at once under this limit (lease.go)
-	idle  atomic.Int64 // cachedFlag, and reclaiming times the Ps emptying the caches now
+	idle  atomic.Int64 // cachedFlag, and moving times the Ps moving slots to or from caches now
 	_     pad
 }
 
 const (
 	cachedFlag = 1 // a P may hold idle slots in its cache
-	reclaiming = 2 // a P is taking the caches' idle slots back to the shared count
+	moving     = 2 // a P moves slots between the shared count and the caches (startMoving)
 )
 
 // full reports whether every slot is taken, for a limiter without leases.
 func (s *slots) full() bool { return s.taken.Load() >= s.limit.Load() }
 
 // allHeld reports whether every slot is taken, no P may hold an idle one, and none is on its
-// way back to the shared count, so that a call is rejected without looking at the caches. The
-// idle word is read first: a P that empties the caches gives their slots back to the count
-// before it says it is done.
-func (s *slots) allHeld() bool {
-	return s.idle.Load() == 0 && s.taken.Load() >= s.limit.Load()
+// way back to the shared count, so that a call is rejected without looking at the caches,
+// with the slots taken and the limit it read. The idle word is read first: a P that empties
+// the caches gives their slots back to the count before it says it is done.
+func (s *slots) allHeld() (taken, limit int64, held bool) {
+	w := s.idle.Load()
+	taken, limit = s.taken.Load(), s.limit.Load()
+	return taken, limit, w == 0 && taken >= limit
 }
 
 // markCached records that a P may hold idle slots. It is called after the slots are put in

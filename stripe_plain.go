@@ -4,15 +4,6 @@ package adaptivelimit
 
 import "unsafe"
 
-// addSample adds a sample to s with plain adds: s belongs to the P of the calling goroutine,
-// which is pinned to it, so no locked instruction is needed. The window closer may see the
-// adds in any order; what it misses it sees at the next window. Written in assembly
-// (stripe_amd64.s, stripe_arm64.s) so that the race detector does not see this intentional,
-// benign race.
-//
-//go:noescape
-func addSample(s *stripe, latency, drop, peak uint64)
-
 // reject counts a rejection with a plain increment, inlined: a rejection costs a few
 // nanoseconds, and pinning the P or calling assembly would double that. The counter is
 // picked by the middle bits of a multiplicative hash of the goroutine's stack address, so
