@@ -18,10 +18,16 @@ import (
 //     it takes the note, keeps the idle slots it found (stripe.idle), and each of its calls
 //     is upper less those: exact, without reading another stripe. Emptying every cache makes
 //     it count again (relearn).
-//   - A P that finds another one noted takes the note (settle) before it moves a slot: it
-//     takes every other cache back first (revoke), so that a P that was noted and moves a
-//     slot of its cache after that fails and settles in turn. A goroutine that the scheduler
-//     moves between Ps so takes the note with it.
+//   - A P that finds another one noted takes the note (settle) before it moves a slot, and
+//     then takes every other cache back (revoke), so that a P that was noted and moves a
+//     slot of its cache after that fails, settles in turn and reads the new note. A
+//     goroutine that the scheduler moves between Ps so takes the note with it.
+//   - Only a P that the note names, or that finds that several work, moves slots between
+//     the shared count and the calls or caches, and it says so first (startMoving); a P
+//     that takes the note waits until those moves are over. A P reads the shared count
+//     before the note, so a note that still names it says that no other P's move is in
+//     the count: a P that was noted and acts on it a moment late cannot make the count of
+//     the P noted after it, nor what that P learns, run above the truth.
 //   - Past maxMoves moves in a window the note says that several Ps work at once: a P then
 //     counts only where its bound rises above every bound it counted for since the last
 //     recount, and its calls report 1 otherwise. The most calls in flight then comes from
@@ -141,9 +147,10 @@ func (l *Limiter) countOrNot(s *stripe, alone *stripe, upper int64) int64 {
 	own := s != l.stripes.overflow
 	switch {
 	case alone == s:
-		// The one P learns: it counts, and keeps the slots idle in other Ps' caches. Were
-		// calls to run on other Ps meanwhile, the count would be below the truth and the idle
-		// slots above it: its calls would count too few, never too many.
+		// The one P learns: it counts, and keeps the slots idle in other Ps' caches. Calls
+		// that end on other Ps meanwhile make the count below the truth and the idle slots
+		// above it: its calls count too few, never too many. None can start there without
+		// taking the note first (startMoving).
 		n := max(l.stripes.held(), 1)
 		atomic.StoreInt64(&s.idle, upper-n)
 		return n

@@ -24,7 +24,8 @@ import (
 // gives them back, so that the count never holds fewer than the held and cached slots.
 //
 // Before a P moves a slot it makes sure that it is the one P working, or that several are
-// (settle, in inflight.go): the calls in flight that each call reports depend on it.
+// (settle, in inflight.go), and it says in the shared line that it moves slots to or from the
+// shared count (startMoving): the calls in flight that each call reports depend on both.
 //
 // Leases pay where several Ps share a limiter. With one P when New runs, there is nothing to
 // share: calls take and free slots in the shared count, and the P keeps no cache.
