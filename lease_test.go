@@ -198,6 +198,41 @@ func TestLeaseStressMovingLimit(t *testing.T) {
 	})
 }
 
+// watched is scripted, and keeps the most calls in flight that any window saw.
+type watched struct {
+	scripted
+	most *atomic.Int64
+}
+
+func (w watched) next(win window, d Decision) Decision {
+	if n := int64(win.maxInFlight); n > w.most.Load() {
+		w.most.Store(n) // only the closing goroutine writes
+	}
+	return w.scripted.next(win, d)
+}
+
+// No window's most calls in flight is above the goroutines that make calls, while windows of
+// a millisecond move the limit and the note moves between Ps. A P that acts on a note a moment
+// after another P took it (it settled before, or took its slot from the shared count while
+// the other learnt) once made the other count slots on their way for calls in flight: this
+// caught it in about one run in ten, so it runs many.
+func TestLeaseWindowsNeverAboveTheTruth(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		goroutines := 2*procs + 2
+		for round := range 60 {
+			l, err := New(Config{InitialLimit: 16, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
+				MaxWait: time.Hour, MaxWaiters: 64})
+			require.NoError(t, err)
+			r := rand.New(rand.NewPCG(uint64(procs), uint64(round)))
+			var most atomic.Int64
+			l.algorithm = watched{scripted{func() int { return leaseLimits[r.IntN(len(leaseLimits))] }}, &most}
+			admitted := leaseStress(t, l, goroutines, 300, 1000)
+			requireSettled(t, l, admitted)
+			require.LessOrEqual(t, most.Load(), int64(goroutines), "round %d: a window's most calls in flight", round)
+		}
+	})
+}
+
 // A P added by raising GOMAXPROCS after New has no stripe of its own: its calls go straight to
 // the shared count, and the bound holds.
 func TestLeaseGrownGOMAXPROCS(t *testing.T) {
