@@ -36,7 +36,8 @@ const maxBatch = 16
 
 // setLimit moves the limit, and the batches of slots that Ps take with it: a limit's worth of
 // slots, split over the stripes (the Ps at New, rounded up to a power of two), in batches of
-// a quarter of each one's share, so that the caches can hold at most half of the limit. The
+// a quarter of each one's share, so that the caches keep about half of the limit at most (a
+// batch can land on a cache that calls refilled meanwhile, more while the limit moves). The
 // batch is kept beside the limit, which every finishing call reads with it.
 func (l *Limiter) setLimit(limit int64) {
 	if l.mode == leasing {

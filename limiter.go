@@ -104,6 +104,10 @@ func (l *Limiter) Acquire() (Permit, error) {
 		if full {
 			return l.reject() // without pinning the P or reading the clock
 		}
+		// With the tick counter the clock is read before the slot is taken, as Netflix reads
+		// its clock before it counts the call in flight, so that the pin's loads overlap the
+		// read. A call's start moves by the few nanoseconds of the take. Without leases it is
+		// read after: one Acquire for both modes measured 0.5-5% slower with one P.
 		start := int64(untimed)
 		if l.ticksFirst {
 			start = clock.Ticks()
