@@ -206,10 +206,7 @@ func (r *Registry) Snapshot() []Snapshot {
 	r.mu.Lock()
 	ls := slices.Collect(maps.Values(r.limiters))
 	r.mu.Unlock()
-	snaps := make([]Snapshot, len(ls))
-	for i, l := range ls {
-		snaps[i] = l.Snapshot()
-	}
+	snaps := Snapshots(ls...)
 	slices.SortFunc(snaps, func(a, b Snapshot) int { return strings.Compare(a.Name, b.Name) })
 	return snaps
 }

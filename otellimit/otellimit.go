@@ -13,6 +13,8 @@
 package otellimit
 
 import (
+	"slices"
+
 	"context"
 	"errors"
 
@@ -20,7 +22,6 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/resilience4cata/adaptivelimit"
-	"github.com/resilience4cata/adaptivelimit/internal/snapshots"
 )
 
 // ScopeName is the instrumentation scope of the instruments: the package's import path.
@@ -29,7 +30,8 @@ const ScopeName = "github.com/resilience4cata/adaptivelimit/otellimit"
 // Register creates the instruments in mp's meter for ScopeName and observes the limiters
 // at each collection. Unregister the returned Registration to stop observing them.
 func Register(mp metric.MeterProvider, limiters ...*adaptivelimit.Limiter) (metric.Registration, error) {
-	return register(mp, snapshots.Of(limiters))
+	limiters = slices.Clone(limiters)
+	return register(mp, func() []adaptivelimit.Snapshot { return adaptivelimit.Snapshots(limiters...) })
 }
 
 // RegisterRegistry is Register for every limiter of r, those that r creates after the

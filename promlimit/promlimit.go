@@ -12,16 +12,18 @@
 package promlimit
 
 import (
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resilience4cata/adaptivelimit"
-	"github.com/resilience4cata/adaptivelimit/internal/snapshots"
 )
 
 // NewCollector returns a collector of the limiters' metrics. Register it once; two limiters
 // with the same name make the registry's Gather fail.
 func NewCollector(limiters ...*adaptivelimit.Limiter) prometheus.Collector {
-	return newCollector(snapshots.Of(limiters))
+	limiters = slices.Clone(limiters)
+	return newCollector(func() []adaptivelimit.Snapshot { return adaptivelimit.Snapshots(limiters...) })
 }
 
 // NewRegistryCollector returns a collector of the metrics of every limiter of r, those that
