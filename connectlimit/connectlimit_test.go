@@ -326,6 +326,16 @@ func TestClientStreams(t *testing.T) {
 	require.Equal(t, "none", limittest.Classified(t, l), "a server stream closed before its end")
 
 	fresh()
+	deadline := limittest.NewDeadlineContext()
+	s, err = c.list.CallServerStream(deadline, connect.NewRequest(wrapperspb.String("")))
+	require.NoError(t, err)
+	require.True(t, s.Receive())
+	deadline.Pass() // and the stream is left unread
+	waitFree(t, l)
+	require.Equal(t, "drop", limittest.Classified(t, l), "a server stream whose deadline passed")
+	require.NoError(t, s.Close())
+
+	fresh()
 	cs := c.collect.CallClientStream(ctx)
 	require.NoError(t, cs.Send(wrapperspb.String("x")))
 	require.NoError(t, cs.Send(wrapperspb.String("y")))

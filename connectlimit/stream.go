@@ -15,8 +15,9 @@ import (
 // WrapStreamingClient runs each stream inside l. The stream holds its slot until it ends:
 // Receive returns io.EOF or an error (or, on a stream whose server sends one message,
 // returns it), Send fails, CloseResponse is called before the end (the caller gave up: no
-// sample) or the stream's context is done. A stream that is left open holds its slot, as
-// connect holds its resources.
+// sample) or the stream's context is done (classified by DefaultClassifier, whatever
+// WithClassifier says). A stream that is left open holds its slot, as connect holds its
+// resources.
 func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
 		p, err := i.l.Acquire()
@@ -32,7 +33,9 @@ func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conn
 		conn := next(ctx, spec)
 		finished = true
 		s := &clientConn{StreamingClientConn: conn, p: p, classify: i.o.classify, oneReply: spec.StreamType == connect.StreamTypeClient}
-		s.stop = context.AfterFunc(ctx, func() { s.finishClassified(ctx.Err()) })
+		// The context's end is classified by DefaultClassifier: in AfterFunc's goroutine, a
+		// classifier that panics would end the process.
+		s.stop = context.AfterFunc(ctx, func() { s.finish(DefaultClassifier(ctx.Err())) })
 		return s
 	}
 }
