@@ -76,8 +76,11 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 					l := fixed(t, limit)
 					interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, connectlimit.WithClassifier(cl.classify(ctx))))
 					svc := &service{
-						say:  func(ctx context.Context, _ string) (string, error) { return "hi", h.body(ctx) },
-						list: func(ctx context.Context, _ string, send func(string) error) error { _ = send("one"); return h.body(ctx) },
+						say: func(ctx context.Context, _ string) (string, error) { return "hi", h.body(ctx) },
+						list: func(ctx context.Context, _ string, send func(string) error) error {
+							_ = send("one")
+							return h.body(ctx)
+						},
 						chat: func(ctx context.Context, receive func() (string, error), send func(string) error) error {
 							if _, err := receive(); err != nil {
 								return err
