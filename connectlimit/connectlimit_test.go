@@ -116,24 +116,36 @@ func TestHandlerRejection(t *testing.T) {
 				list: func(context.Context, string, func(string) error) error { called = true; return nil },
 			}
 			url, hc := serve(t, svc, connect.WithInterceptors(connectlimit.NewInterceptor(l, tc.opts...)))
-			c := newClients(url, hc)
-
-			_, err = c.callSay(context.Background(), "")
-			requireRejection(t, err, tc.code, tc.retryAfter)
-			_, err = c.callList(context.Background(), "")
-			requireRejection(t, err, tc.code, tc.retryAfter)
+			for _, protocol := range protocols {
+				c := newClients(url, hc, protocol.opts...)
+				_, err = c.callSay(context.Background(), "")
+				requireRejection(t, err, tc.code, tc.retryAfter, protocol.name)
+				_, err = c.callList(context.Background(), "")
+				requireRejection(t, err, tc.code, tc.retryAfter, protocol.name)
+			}
 			require.False(t, called, "a handler ran past a full limit")
 			require.Equal(t, 1, l.InFlight())
 		})
 	}
 }
 
-func requireRejection(t *testing.T, err error, code connect.Code, retryAfter string) {
+// protocols are the protocols a connect client speaks: the rejection's metadata travels in
+// headers in one and in trailers in the others.
+var protocols = []struct {
+	name string
+	opts []connect.ClientOption
+}{
+	{"connect", nil},
+	{"grpc", []connect.ClientOption{connect.WithGRPC()}},
+	{"grpc-web", []connect.ClientOption{connect.WithGRPCWeb()}},
+}
+
+func requireRejection(t *testing.T, err error, code connect.Code, retryAfter, protocol string) {
 	t.Helper()
 	var ce *connect.Error
-	require.ErrorAs(t, err, &ce)
-	require.Equal(t, code, ce.Code(), "%v", err)
-	require.Equal(t, retryAfter, ce.Meta().Get(connectlimit.RetryAfterKey))
+	require.ErrorAs(t, err, &ce, protocol)
+	require.Equal(t, code, ce.Code(), "%s: %v", protocol, err)
+	require.Equal(t, retryAfter, ce.Meta().Get(connectlimit.RetryAfterKey), protocol)
 }
 
 // TestHandlerStreamHoldsSlot checks that a stream holds its slot until its handler returns.
@@ -168,12 +180,15 @@ func TestClientUnary(t *testing.T) {
 			want string
 		}{"server's resource exhausted", connect.NewError(connect.CodeResourceExhausted, errors.New("shed")), "drop"}) {
 		t.Run(tc.name, func(t *testing.T) {
-			l, clock := limittest.Fixed(t, "client", 1)
-			svc := &service{say: func(context.Context, string) (string, error) { clock.Advance(time.Second); return "hi", tc.err }}
-			url, hc := serve(t, svc)
-			_, err := newClients(url, hc, connect.WithInterceptors(connectlimit.NewInterceptor(l))).callSay(context.Background(), "")
-			require.Equal(t, tc.err == nil, err == nil, "%v", err)
-			require.Equal(t, tc.want, limittest.Classified(t, l))
+			for _, protocol := range protocols {
+				l, clock := limittest.Fixed(t, "client", 1)
+				svc := &service{say: func(context.Context, string) (string, error) { clock.Advance(time.Second); return "hi", tc.err }}
+				url, hc := serve(t, svc)
+				opts := append([]connect.ClientOption{connect.WithInterceptors(connectlimit.NewInterceptor(l))}, protocol.opts...)
+				_, err := newClients(url, hc, opts...).callSay(context.Background(), "")
+				require.Equal(t, tc.err == nil, err == nil, "%s: %v", protocol.name, err)
+				require.Equal(t, tc.want, limittest.Classified(t, l), protocol.name)
+			}
 		})
 	}
 }

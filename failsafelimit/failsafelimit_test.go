@@ -162,3 +162,18 @@ func TestCheckOnly(t *testing.T) {
 func TestNewNilLimiter(t *testing.T) {
 	require.PanicsWithValue(t, "failsafelimit: nil limiter", func() { failsafelimit.New[any](nil) })
 }
+
+// TestComposeAny checks that the policy is result-agnostic: a Policy[any] composes with
+// executors of any result type.
+func TestComposeAny(t *testing.T) {
+	l, _ := limittest.Fixed(t, "any", 1)
+	limit, ok := failsafelimit.New[any](l).(failsafe.ResultAgnosticPolicy[any])
+	require.True(t, ok)
+	got, err := failsafe.WithAny[string](limit).Get(func() (string, error) {
+		require.Equal(t, 1, l.InFlight())
+		return "typed", nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, "typed", got)
+	require.Equal(t, 0, l.InFlight())
+}
