@@ -346,7 +346,7 @@ func TestClientStreams(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, s.Receive())
 	deadline.Pass() // and the stream is left unread
-	waitFree(t, l)
+	limittest.WaitFree(t, l)
 	require.Equal(t, "drop", limittest.Classified(t, l), "a server stream whose deadline passed")
 	require.NoError(t, s.Close())
 

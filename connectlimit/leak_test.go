@@ -2,33 +2,21 @@ package connectlimit_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/stretchr/testify/require"
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/connectlimit"
+	"github.com/resilience4cata/adaptivelimit/limittest"
 )
-
-// garbage is an error whose every method panics, even the ones errors.As and the
-// classifier call.
-type garbage struct{ _ int }
-
-func (*garbage) Error() string   { panic("garbage: Error") }
-func (*garbage) Is(error) bool   { panic("garbage: Is") }
-func (*garbage) As(any) bool     { panic("garbage: As") }
-func (*garbage) Unwrap() error   { panic("garbage: Unwrap") }
-func (*garbage) Timeout() bool   { panic("garbage: Timeout") }
-func (*garbage) Temporary() bool { panic("garbage: Temporary") }
 
 // TestCallbacksNeverLeakSlots runs every entry point with each user-supplied function (the
 // handler, the classifier) replaced by one that panics, returns garbage or blocks until its
 // context ends. Afterwards no call holds a slot, and the fixed limit of 2 admits exactly 2
 // again. Calls run on the real clock, each bounded by a context of 100 ms; the slots that a
-// server frees after its client saw the end are waited for, at most a second.
+// server frees after its client saw the end are waited for (limittest.WaitFree).
 func TestCallbacksNeverLeakSlots(t *testing.T) {
 	const limit = 2
 	block := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
@@ -38,7 +26,7 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 	}{
 		{"handler returns", func(context.Context) error { return nil }},
 		{"handler panics", func(context.Context) error { panic("handler") }},
-		{"handler returns garbage", func(context.Context) error { return (*garbage)(nil) }},
+		{"handler returns garbage", func(context.Context) error { return (*limittest.PanickingError)(nil) }},
 		{"handler blocks until its context ends", block},
 	}
 	classifiers := []struct {
@@ -73,7 +61,7 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 				t.Run(entry.name+"/"+h.name+"/"+cl.name, func(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 					defer cancel()
-					l := fixed(t, limit)
+					l, _ := limittest.Fixed(t, "leaks", limit)
 					interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, connectlimit.WithClassifier(cl.classify(ctx))))
 					svc := &service{
 						say: func(ctx context.Context, _ string) (string, error) { return "hi", h.body(ctx) },
@@ -101,8 +89,8 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 						defer func() { _ = recover() }()
 						_ = entry.call(ctx, c)
 					}()
-					waitFree(t, l)
-					admitsExactly(t, l, limit)
+					limittest.WaitFree(t, l)
+					limittest.AdmitsExactly(t, l, limit)
 				})
 			}
 		}
@@ -126,39 +114,5 @@ func callChat(ctx context.Context, c clients) error {
 		if _, err := s.Receive(); err != nil {
 			return err
 		}
-	}
-}
-
-// fixed returns a limiter of a fixed limit on the real clock.
-func fixed(t *testing.T, limit int) *adaptivelimit.Limiter {
-	t.Helper()
-	l, err := adaptivelimit.New(adaptivelimit.Config{Name: "leaks", MinLimit: limit, MaxLimit: limit, InitialLimit: limit})
-	require.NoError(t, err)
-	return l
-}
-
-// waitFree waits for the calls that a server still finishes to free their slots.
-func waitFree(t *testing.T, l *adaptivelimit.Limiter) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Second); l.InFlight() != 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls still hold a slot", l.InFlight())
-		}
-	}
-}
-
-// admitsExactly checks that l admits n calls and rejects the next, then frees them.
-func admitsExactly(t *testing.T, l *adaptivelimit.Limiter, n int) {
-	t.Helper()
-	permits := make([]adaptivelimit.Permit, n)
-	for i := range permits {
-		var err error
-		permits[i], err = l.Acquire()
-		require.NoError(t, err, "call %d of %d", i+1, n)
-	}
-	_, err := l.Acquire()
-	require.True(t, errors.Is(err, adaptivelimit.ErrLimitExceeded), "call %d of %d: %v", n+1, n, err)
-	for i := range permits {
-		permits[i].Cancel()
 	}
 }

@@ -117,19 +117,8 @@ func TestHedgesHoldSlots(t *testing.T) {
 	})
 	require.NoError(t, err)
 	<-loserDone
-	waitFree(t, l)
+	limittest.WaitFree(t, l)
 	require.Equal(t, int64(2), most.Load())
-}
-
-// waitFree waits, on the real clock, for a call that failsafe left running in a goroutine
-// of its own (a hedge's loser) to free its slot: at most a second.
-func waitFree(t *testing.T, l *adaptivelimit.Limiter) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Second); l.InFlight() != 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d calls still hold a slot", l.InFlight())
-		}
-	}
 }
 
 func TestPanicFreesSlot(t *testing.T) {

@@ -13,18 +13,8 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/failsafelimit"
+	"github.com/resilience4cata/adaptivelimit/limittest"
 )
-
-// garbage is an error whose every method panics, even the ones errors.Is and DropOn call.
-type garbage struct{ _ int }
-
-func (*garbage) Error() string        { panic("garbage: Error") }
-func (*garbage) Is(error) bool        { panic("garbage: Is") }
-func (*garbage) Unwrap() error        { panic("garbage: Unwrap") }
-func (*garbage) Timeout() bool        { panic("garbage: Timeout") }
-func (*garbage) Temporary() bool      { panic("garbage: Temporary") }
-func (*garbage) As(any) bool          { panic("garbage: As") }
-func (*garbage) Format(string) string { panic("garbage: Format") }
 
 // nilError is an error that is a nil pointer, which nothing but its Error method reads.
 type nilError struct{ msg string }
@@ -70,7 +60,7 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 		fn     func(exec failsafe.Execution[any]) error
 	}{
 		{"fn panics", true, nil, func(failsafe.Execution[any]) error { panic("fn") }},
-		{"fn returns garbage", true, nil, func(failsafe.Execution[any]) error { return (*garbage)(nil) }},
+		{"fn returns garbage", true, nil, func(failsafe.Execution[any]) error { return (*limittest.PanickingError)(nil) }},
 		{"fn returns a nil pointer error", false, nil, func(failsafe.Execution[any]) error { return (*nilError)(nil) }},
 		{"fn blocks until its context ends", false, nil, func(exec failsafe.Execution[any]) error {
 			<-exec.Canceled()
@@ -97,8 +87,8 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 					defer func() { _ = recover() }()
 					_ = chain.run(l, ctx, fn)
 				}()
-				waitFree(t, l)
-				admitsExactly(t, l, limit)
+				limittest.WaitFree(t, l)
+				limittest.AdmitsExactly(t, l, limit)
 			})
 		}
 	}
@@ -112,20 +102,4 @@ func fixed(t *testing.T, limit int, dropOn func(error) bool) *adaptivelimit.Limi
 	})
 	require.NoError(t, err)
 	return l
-}
-
-// admitsExactly checks that l admits n calls and rejects the next, then frees them.
-func admitsExactly(t *testing.T, l *adaptivelimit.Limiter, n int) {
-	t.Helper()
-	permits := make([]adaptivelimit.Permit, n)
-	for i := range permits {
-		var err error
-		permits[i], err = l.Acquire()
-		require.NoError(t, err, "call %d of %d", i+1, n)
-	}
-	_, err := l.Acquire()
-	require.ErrorIs(t, err, adaptivelimit.ErrLimitExceeded, "call %d of %d", n+1, n)
-	for i := range permits {
-		permits[i].Cancel()
-	}
 }
