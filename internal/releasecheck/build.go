@@ -84,7 +84,7 @@ func (c *check) userBuild(dir string, env []string, m *repoModule) bool {
 			return fail("go "+step, err, out)
 		}
 	}
-	fmt.Fprintf(c.out, "ok   %s: a user's module builds and vets the %d packages of %s at %s\n", m.dir, n, m.path, c.version)
+	fmt.Fprintf(c.out, "ok   %s: a user's module builds and vets %s %s (packages: %d)\n", m.dir, m.path, c.version, n)
 	return true
 }
 

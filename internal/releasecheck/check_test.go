@@ -80,9 +80,9 @@ func TestCheckPasses(t *testing.T) {
 	}
 	for _, want := range []string{
 		"ok   3 modules: the repository's modules required at v0.1.0",
-		"ok   .: a user's module builds and vets the 2 packages of example.com/lim at v0.1.0",
+		"ok   .: a user's module builds and vets example.com/lim v0.1.0 (packages: 2)",
 		"--   ./tool: unpublished",
-		"ok   ./plug: a user's module builds and vets the 1 packages of example.com/lim/plug at v0.1.0",
+		"ok   ./plug: a user's module builds and vets example.com/lim/plug v0.1.0 (packages: 1)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q", want)
