@@ -53,11 +53,11 @@ func (s *clientConn) Receive(m any) error {
 	err := s.StreamingClientConn.Receive(m)
 	switch {
 	case errors.Is(err, io.EOF):
-		s.end(adaptivelimit.Sample, nil)
+		s.end(adaptivelimit.Sample)
 	case err != nil:
-		s.end(0, err)
+		s.endClassified(err)
 	case s.oneReply:
-		s.end(adaptivelimit.Sample, nil)
+		s.end(adaptivelimit.Sample)
 	}
 	return err
 }
@@ -65,7 +65,7 @@ func (s *clientConn) Receive(m any) error {
 func (s *clientConn) Send(m any) error {
 	err := s.StreamingClientConn.Send(m)
 	if err != nil && !errors.Is(err, io.EOF) { // io.EOF: the status comes from Receive
-		s.end(0, err)
+		s.endClassified(err)
 	}
 	return err
 }
@@ -74,19 +74,21 @@ func (s *clientConn) Send(m any) error {
 // nothing about the dependency.
 func (s *clientConn) CloseResponse() error {
 	err := s.StreamingClientConn.CloseResponse()
-	s.end(adaptivelimit.Ignore, nil)
+	s.end(adaptivelimit.Ignore)
 	return err
 }
 
-// end finishes the stream before its context is done: with the classification of err, or
-// with o where err is nil.
-func (s *clientConn) end(o adaptivelimit.Outcome, err error) {
+// end finishes the stream with o before its context is done.
+func (s *clientConn) end(o adaptivelimit.Outcome) {
 	s.stop()
-	if err != nil {
-		s.finishClassified(err)
-		return
-	}
 	s.finish(o)
+}
+
+// endClassified finishes the stream with the classification of err before its context is
+// done.
+func (s *clientConn) endClassified(err error) {
+	s.stop()
+	s.finishClassified(err)
 }
 
 // finishClassified finishes the stream with the classifier's outcome for err. A classifier

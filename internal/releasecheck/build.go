@@ -107,7 +107,9 @@ func userEnv(tmp, proxy, core string) ([]string, error) {
 	}
 	return []string{
 		"GOWORK=off",
-		"GOFLAGS=-mod=mod -modcacherw",
+		// -trimpath keeps the module cache's directory out of the build cache's keys, so that
+		// a package compiled by an earlier run, in another temporary cache, is reused.
+		"GOFLAGS=-mod=mod -modcacherw -trimpath",
 		"GOMODCACHE=" + filepath.Join(tmp, "modcache"),
 		"GOPROXY=" + proxies,
 		"GONOSUMDB=" + core,
