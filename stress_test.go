@@ -92,7 +92,7 @@ func stress(t *testing.T, l *Limiter, goroutines int) {
 
 	stop := make(chan struct{})
 	var watcher sync.WaitGroup
-	watcher.Go(func() { watch(t, l, stop, &n) })
+	watcher.Go(func() { watch(t, l, stop, &n.checks) })
 
 	timeout := fmt.Errorf("call: %w", context.DeadlineExceeded)
 	other := errors.New("404")
@@ -199,22 +199,23 @@ func stressPanicThroughDo(t *testing.T, l *Limiter, hold func(), holders *atomic
 }
 
 // watch reads snapshots until stop: the limit within its bounds, counters that never go
-// backwards, and windows that make sense.
-func watch(t *testing.T, l *Limiter, stop <-chan struct{}, n *stressCounts) {
+// backwards, and windows that make sense. It counts the snapshots it checked in checks.
+func watch(r reporter, l *Limiter, stop <-chan struct{}, checks *atomic.Int64) {
 	c := l.cfg
 	var prev Snapshot
 	poll(stop, func() bool {
 		s := l.Snapshot()
 		ok := s.Limit >= c.MinLimit && s.Limit <= c.MaxLimit &&
 			s.Rejected >= prev.Rejected && s.Windows >= prev.Windows && s.LimitChanges >= prev.LimitChanges &&
-			(s.Windows == 0 || s.Last.Samples >= 0 && s.Last.Drops <= s.Last.Samples && s.Last.Dropped == (s.Last.Drops > 0) &&
-				s.Last.MeanLatency >= 0 && s.Last.MeanLatency < time.Minute &&
+			s.LimitChanges <= s.Windows &&
+			(s.Windows == 0 || s.Last.Samples >= c.MinWindowSamples && s.Last.Drops <= s.Last.Samples &&
+				s.Last.Dropped == (s.Last.Drops > 0) && s.Last.MeanLatency < time.Minute &&
 				s.Last.LimitAfter >= c.MinLimit && s.Last.LimitAfter <= c.MaxLimit)
 		if !ok {
-			t.Errorf("snapshot breaks an invariant: %+v after %+v", s, prev)
+			r.Errorf("snapshot breaks an invariant: %+v after %+v", s, prev)
 			return false
 		}
-		n.checks.Add(1)
+		checks.Add(1)
 		prev = s
 		runtime.Gosched()
 		return true
