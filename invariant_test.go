@@ -189,11 +189,19 @@ func holders(s subject, goroutines, calls int) observed {
 // calls never filled the limit though they could.
 func checkMost(r reporter, o observed, limit int) {
 	r.Helper()
-	if o.most > int64(limit) {
-		r.Errorf("%d calls held a slot at once, at most %d may", o.most, limit)
-	} else if o.most < int64(limit) {
+	if checkAtMost(r, o, limit) && o.most < int64(limit) {
 		r.Errorf("at most %d calls held a slot at once: the limit of %d was never filled", o.most, limit)
 	}
+}
+
+// checkAtMost reports a failure if more than most calls held a slot at once.
+func checkAtMost(r reporter, o observed, most int) bool {
+	r.Helper()
+	if o.most > int64(most) {
+		r.Errorf("%d calls held a slot at once, at most %d may", o.most, most)
+		return false
+	}
+	return true
 }
 
 // checkSettled reports a failure unless s, which nothing else uses, holds no slot and
