@@ -141,6 +141,26 @@ func (b blocker) block(ctx context.Context) {
 	<-ctx.Done()
 }
 
+// request returns a GET of url whose context ends once a callback has blocked (never, for a
+// nil b), and the func that ends it when the call is over.
+func (b blocker) request(t *testing.T, url string) (*http.Request, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-b:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	return req, cancel
+}
+
 // serveOnce sends one request to a loopback server that runs h inside Middleware(l, opts),
 // cancels it when blocked says so (a nil blocked never does), and returns once the
 // middleware has returned.
@@ -151,19 +171,8 @@ func serveOnce(t *testing.T, l *adaptivelimit.Limiter, h http.HandlerFunc, block
 		defer func() { served <- struct{}{} }()
 		httplimit.Middleware(l, opts...)(h).ServeHTTP(w, r)
 	}))
-	ctx, cancel := context.WithCancel(context.Background())
+	req, cancel := blocked.request(t, srv.URL)
 	defer cancel()
-	go func() {
-		select {
-		case <-blocked:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if resp, err := srv.Client().Do(req); err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
@@ -181,19 +190,8 @@ func callOnce(t *testing.T, l *adaptivelimit.Limiter, base http.RoundTripper, bl
 	if base == nil {
 		base = srv.Client().Transport
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	req, cancel := blocked.request(t, srv.URL)
 	defer cancel()
-	go func() {
-		select {
-		case <-blocked:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	client := &http.Client{Transport: httplimit.Transport(l, base, opts...)}
 	var resp *http.Response
 	recovered(func() { resp, _ = client.Do(req) })
