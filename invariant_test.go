@@ -142,9 +142,9 @@ type observed struct {
 var errNotFound = errors.New("404")
 
 // holders runs goroutines that make calls through s, each holding its slot while it yields
-// a few times, so that holders overlap on any number of Ps, and ending it in one of the ways
-// a call ends.
-func holders(s subject, goroutines, calls int) observed {
+// a few times, and then while fewer than fill calls hold one (for at most 100 more yields),
+// so that holders overlap on any number of Ps; and ending it in one of the ways a call ends.
+func holders(s subject, goroutines, calls, fill int) observed {
 	var inside, most, admitted, rejected, samples, drops atomic.Int64
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -161,6 +161,12 @@ func holders(s subject, goroutines, calls int) observed {
 				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
 				for range 1 + r.IntN(3) {
+					runtime.Gosched()
+				}
+				for range 100 {
+					if inside.Load() >= int64(fill) {
+						break
+					}
 					runtime.Gosched()
 				}
 				inside.Add(-1) // before the slot is freed, which lets another in
@@ -265,7 +271,7 @@ func TestNoOverAdmission(t *testing.T) {
 			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 				l, clock := fixedOnManual(t, limit)
 				s := limiterSubject{Limiter: l}
-				o := holders(s, goroutines, calls)
+				o := holders(s, goroutines, calls, limit)
 				checkMost(t, o, limit)
 				checkSettled(t, s, limit)
 				checkCounted(t, l, clock, o)
@@ -299,7 +305,7 @@ func TestInvariantChecksCatchBrokenLimiters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			l, clock := fixedOnManual(t, limit)
 			s := tc.broken(limiterSubject{Limiter: l})
-			o := holders(s, goroutines, calls)
+			o := holders(s, goroutines, calls, limit)
 			var failed []string
 			for _, check := range []struct {
 				name string
@@ -360,19 +366,20 @@ func (e rejectEarly) acquire(r *rand.Rand) (finisher, bool) {
 	return p, ok
 }
 
-// mutated breaks one call in 50 in the way its flags say.
+// mutated breaks one call, the first that its flag applies to: a single slot not freed, or
+// a single sample lost or invented, or a single drop lost, is enough to fail a check.
 type mutated struct {
 	subject
 	skipRelease, loseSample, inventSample, loseDrop bool
-	calls                                           atomic.Int64
+	broke                                           atomic.Bool
 }
 
 func (m *mutated) acquire(r *rand.Rand) (finisher, bool) {
 	p, ok := m.subject.acquire(r)
-	if ok && m.calls.Add(1)%50 == 0 {
-		return mutatedPermit{p, m}, true
+	if !ok {
+		return p, false
 	}
-	return p, ok
+	return mutatedPermit{p, m}, true
 }
 
 type mutatedPermit struct {
@@ -380,12 +387,17 @@ type mutatedPermit struct {
 	m *mutated
 }
 
+// breaks reports whether the mutation applies to this finish: the first time only.
+func (p mutatedPermit) breaks(applies bool) bool {
+	return applies && p.m.broke.CompareAndSwap(false, true)
+}
+
 func (p mutatedPermit) Done(err error) {
 	switch {
-	case p.m.skipRelease:
-	case p.m.loseSample && err == nil:
+	case p.breaks(p.m.skipRelease):
+	case p.breaks(p.m.loseSample && err == nil):
 		p.finisher.Cancel()
-	case p.m.loseDrop && errors.Is(err, context.DeadlineExceeded):
+	case p.breaks(p.m.loseDrop && errors.Is(err, context.DeadlineExceeded)):
 		p.finisher.Done(nil)
 	default:
 		p.finisher.Done(err)
@@ -394,8 +406,8 @@ func (p mutatedPermit) Done(err error) {
 
 func (p mutatedPermit) Cancel() {
 	switch {
-	case p.m.skipRelease:
-	case p.m.inventSample:
+	case p.breaks(p.m.skipRelease):
+	case p.breaks(p.m.inventSample):
 		p.finisher.Done(nil)
 	default:
 		p.finisher.Cancel()

@@ -195,7 +195,7 @@ func TestLeaseStressMovingLimit(t *testing.T) {
 			return limits[r.IntN(len(limits))]
 		}}
 		s := limiterSubject{Limiter: l, waits: true}
-		o := holders(s, goroutines, calls)
+		o := holders(s, goroutines, calls, 0)
 		checkAtMost(t, o, highest)
 		require.Positive(t, moves.Load(), "the limit moved")
 		snap := l.Snapshot()
