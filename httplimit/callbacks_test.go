@@ -81,6 +81,16 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 		{"transport/body read returns garbage", func(t *testing.T, l *adaptivelimit.Limiter) {
 			callOnce(t, l, bodyOf(readerFunc(func([]byte) (int, error) { return -1, errors.New("garbage") })), nil)
 		}},
+		{"transport/body read blocks", func(t *testing.T, l *adaptivelimit.Limiter) {
+			b := newBlocker()
+			callOnce(t, l, roundTripper(func(r *http.Request) (*http.Response, error) {
+				body := readerFunc(func([]byte) (int, error) {
+					b.block(r.Context())
+					return 0, r.Context().Err()
+				})
+				return &http.Response{StatusCode: http.StatusOK, Request: r, Body: io.NopCloser(body)}, nil
+			}), b)
+		}},
 		{"transport/body read and close panic", func(t *testing.T, l *adaptivelimit.Limiter) {
 			callOnce(t, l, roundTripper(func(r *http.Request) (*http.Response, error) {
 				body := panickyCloser{readerFunc(func([]byte) (int, error) { panic("read") })}
