@@ -238,12 +238,12 @@ func checkSettled(r reporter, s subject, limit int) {
 	}
 }
 
-// checkCounted closes the window of a limiter on a ManualClock that did not move while the
-// calls ran, with one more sample, and reports a failure unless that window counted every
+// checkCounted closes the window of a fixedOnManual limiter whose clock did not move while
+// the calls ran, with one more sample, and reports a failure unless that window counted every
 // sample and drop once: none lost, none invented.
 func checkCounted(r reporter, l *Limiter, clock *ManualClock, o observed) {
 	r.Helper()
-	clock.Advance(l.cfg.Window)
+	clock.Advance(manualWindow)
 	p, err := l.Acquire()
 	if err != nil {
 		r.Errorf("the call that closes the window: %v", err)
@@ -256,10 +256,13 @@ func checkCounted(r reporter, l *Limiter, clock *ManualClock, o observed) {
 	}
 }
 
+// manualWindow is the window of fixedOnManual's limiters.
+const manualWindow = time.Second
+
 // fixedOnManual is a limiter of a fixed limit on a ManualClock whose window does not end
 // unless the test moves the clock.
 func fixedOnManual(t *testing.T, limit int) (*Limiter, *ManualClock) {
-	return newManual(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit, MinWindowSamples: 1, Window: time.Second})
+	return newManual(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit, MinWindowSamples: 1, Window: manualWindow})
 }
 
 // Many goroutines whose calls overlap, on fixed limits: the limit is filled and never
