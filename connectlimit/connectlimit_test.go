@@ -373,3 +373,28 @@ func TestClientStreams(t *testing.T) {
 	require.NoError(t, bidi.CloseResponse())
 	require.Equal(t, "sample", limittest.Classified(t, l), "a bidi stream to its end")
 }
+
+// TestClientStreamContextEndContainsPanic checks a stream left unread whose context ends:
+// the classifier runs on context.AfterFunc's goroutine, where its panic would end the
+// process; the slot is freed without a sample and the process lives.
+func TestClientStreamContextEndContainsPanic(t *testing.T) {
+	l, _ := limittest.Fixed(t, "panic", 1)
+	svc := &service{list: func(ctx context.Context, _ string, send func(string) error) error {
+		if err := send("one"); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}}
+	url, hc := serve(t, svc)
+	classifier := connectlimit.WithClassifier(func(error) adaptivelimit.Outcome { panic("classifier") })
+	c := newClients(url, hc, connect.WithInterceptors(connectlimit.NewInterceptor(l, classifier)))
+	deadline := limittest.NewDeadlineContext()
+	s, err := c.list.CallServerStream(deadline, connect.NewRequest(wrapperspb.String("")))
+	require.NoError(t, err)
+	require.True(t, s.Receive())
+	deadline.Pass() // and the stream is left unread
+	limittest.WaitFree(t, l)
+	require.Equal(t, "none", limittest.Classified(t, l))
+	_ = s.Close()
+}

@@ -15,9 +15,8 @@ import (
 // WrapStreamingClient runs each stream inside l. The stream holds its slot until it ends:
 // Receive returns io.EOF or an error (or, on a stream whose server sends one message,
 // returns it), Send fails, CloseResponse is called before the end (the caller gave up: no
-// sample) or the stream's context is done (classified by DefaultClassifier, whatever
-// WithClassifier says). A stream that is left open holds its slot, as connect holds its
-// resources.
+// sample) or the stream's context is done. A stream that is left open holds its slot, as
+// connect holds its resources.
 func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
 		p, err := i.l.Acquire()
@@ -33,9 +32,7 @@ func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conn
 		conn := next(ctx, spec)
 		finished = true
 		s := &clientConn{StreamingClientConn: conn, p: p, classify: i.o.classify, oneReply: spec.StreamType == connect.StreamTypeClient}
-		// The context's end is classified by DefaultClassifier: in AfterFunc's goroutine, a
-		// classifier that panics would end the process.
-		s.stop = context.AfterFunc(ctx, func() { s.finish(DefaultClassifier(ctx.Err())) })
+		s.stop = context.AfterFunc(ctx, func() { s.finishDone(ctx) })
 		return s
 	}
 }
@@ -53,11 +50,11 @@ func (s *clientConn) Receive(m any) error {
 	err := s.StreamingClientConn.Receive(m)
 	switch {
 	case errors.Is(err, io.EOF):
-		s.end(adaptivelimit.Sample)
+		s.end(nil)
 	case err != nil:
-		s.endClassified(err)
+		s.end(err)
 	case s.oneReply:
-		s.end(adaptivelimit.Sample)
+		s.end(nil)
 	}
 	return err
 }
@@ -65,46 +62,49 @@ func (s *clientConn) Receive(m any) error {
 func (s *clientConn) Send(m any) error {
 	err := s.StreamingClientConn.Send(m)
 	if err != nil && !errors.Is(err, io.EOF) { // io.EOF: the status comes from Receive
-		s.endClassified(err)
+		s.end(err)
 	}
 	return err
 }
 
-// CloseResponse ends a stream that the caller stops reading before its end: that says
-// nothing about the dependency.
+// CloseResponse frees the slot of a stream that the caller stops reading before its end
+// without a sample: that says nothing about the dependency.
 func (s *clientConn) CloseResponse() error {
 	err := s.StreamingClientConn.CloseResponse()
-	s.end(adaptivelimit.Ignore)
+	s.stop()
+	if s.finished.CompareAndSwap(false, true) {
+		s.p.Cancel()
+	}
 	return err
 }
 
-// end finishes the stream with o before its context is done.
-func (s *clientConn) end(o adaptivelimit.Outcome) {
+// end finishes the stream before its context is done.
+func (s *clientConn) end(err error) {
 	s.stop()
-	s.finish(o)
+	s.finish(err)
 }
 
-// endClassified finishes the stream with the classification of err before its context is
-// done.
-func (s *clientConn) endClassified(err error) {
-	s.stop()
-	s.finishClassified(err)
+// finishDone finishes the stream whose context is done, on the goroutine that
+// context.AfterFunc started, where nothing could recover a panic: a classifier (or the
+// limiter's Clock) that panics there has freed the slot without a sample, and its panic is
+// dropped, so that the process lives.
+func (s *clientConn) finishDone(ctx context.Context) {
+	defer func() { _ = recover() }()
+	s.finish(ctx.Err())
 }
 
-// finishClassified finishes the stream with the classifier's outcome for err. A classifier
-// that panics frees the slot, and the panic goes on.
-func (s *clientConn) finishClassified(err error) {
+// finish finishes the stream once: a nil err, a stream that ended well, is a sample; any
+// other is classified. A classifier that panics frees the slot without a sample.
+func (s *clientConn) finish(err error) {
 	if !s.finished.CompareAndSwap(false, true) {
 		return
 	}
 	defer s.p.Cancel() // the classifier panicked: Finish has not cleared p
-	s.p.Finish(s.classify(err))
-}
-
-func (s *clientConn) finish(o adaptivelimit.Outcome) {
-	if s.finished.CompareAndSwap(false, true) {
-		s.p.Finish(o)
+	if err == nil {
+		s.p.Finish(adaptivelimit.Sample)
+		return
 	}
+	s.p.Finish(s.classify(err))
 }
 
 // rejectedConn is the stream of a call that the limiter rejected: it is never sent, and

@@ -88,7 +88,7 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 					_ = chain.run(l, ctx, fn)
 				}()
 				limittest.WaitFree(t, l)
-				limittest.AdmitsExactly(t, l, limit)
+				limittest.RequireNoSlotLost(t, l, limit)
 			})
 		}
 	}

@@ -68,24 +68,24 @@ func TestClassified(t *testing.T) {
 	}
 }
 
-func TestAdmitsExactly(t *testing.T) {
+func TestRequireNoSlotLost(t *testing.T) {
 	l, _ := limittest.Fixed(t, "admits", 2)
-	if got := failure(t, func(tb testing.TB) { limittest.AdmitsExactly(tb, l, 2) }); got != "" {
+	if got := failure(t, func(tb testing.TB) { limittest.RequireNoSlotLost(tb, l, 2) }); got != "" {
 		t.Fatalf("a free limit of 2: %s", got)
 	}
 	if l.InFlight() != 0 {
-		t.Fatalf("AdmitsExactly left %d calls in flight", l.InFlight())
+		t.Fatalf("RequireNoSlotLost left %d calls in flight", l.InFlight())
 	}
-	leaked, _ := l.Acquire()
-	if got := failure(t, func(tb testing.TB) { limittest.AdmitsExactly(tb, l, 2) }); got == "" {
-		t.Error("a leaked slot went unseen")
+	lost, _ := l.Acquire()
+	if got := failure(t, func(tb testing.TB) { limittest.RequireNoSlotLost(tb, l, 2) }); got != "1 calls hold a slot after the call ended" {
+		t.Errorf("a lost slot: %q", got)
 	}
-	leaked.Cancel()
-	if got := failure(t, func(tb testing.TB) { limittest.AdmitsExactly(tb, l, 1) }); got != "call 2 of a limit of 1: admitted" {
+	lost.Cancel()
+	if got := failure(t, func(tb testing.TB) { limittest.RequireNoSlotLost(tb, l, 1) }); got != "call 2 of a limit of 1 admitted" {
 		t.Errorf("a limit above n: %q", got)
 	}
 	if l.InFlight() != 0 {
-		t.Fatalf("AdmitsExactly left %d calls in flight", l.InFlight())
+		t.Fatalf("RequireNoSlotLost left %d calls in flight", l.InFlight())
 	}
 }
 
