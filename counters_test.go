@@ -129,9 +129,9 @@ func TestOutcomeFinishedTwice(t *testing.T) {
 	require.Equal(t, outcomeCounts{cancelled: 1, ignored: 2}, countsOf(l.Snapshot()))
 }
 
-// Goroutines on several Ps finish calls at random while the windows close on a real clock:
-// no snapshot's counter goes back, every snapshot's decisions add up to its windows, and at
-// the end each outcome's count is exact.
+// Goroutines on several Ps finish calls at random while the windows close on a real clock,
+// for a fraction of a second: no snapshot's counter goes back, every snapshot's decisions
+// add up to its windows, and at the end each outcome's count is exact.
 func TestOutcomeCountsConcurrent(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	runtime.GOMAXPROCS(4)
@@ -190,6 +190,12 @@ func TestOutcomeCountsConcurrent(t *testing.T) {
 	callers.Wait()
 	close(stop)
 	watcher.Wait()
+	// A drop that a snapshot read between the two adds of its sample counts as a success
+	// until the next success (snapshot.go): one more makes the counts exact.
+	p, err := l.Acquire()
+	require.NoError(t, err)
+	p.Done(nil)
+	counts[0].Add(1)
 	s := l.Snapshot()
 	require.Positive(t, checks.Load())
 	require.Positive(t, s.Windows)

@@ -106,9 +106,11 @@ type published struct {
 	decisions [causes][directions]atomic.Uint64
 
 	// What snapshots have reported of the counters summed from the stripes. A plain increment
-	// racing with another on a shared counter can move the rejections' sum back, and a drop
-	// counted between the reads of the samples and of the drops the successes'; snapshots
-	// never do, so that a metric never sees a counter reset.
+	// racing with another on a shared counter can move the rejections' sum back, and the
+	// successes, the samples less the drops, move back where a snapshot reads a drop's sample
+	// before its drop: the stripes' plain adds are seen in any order. Snapshots never go back,
+	// so that a metric never sees a counter reset; such a drop counts as a success until the
+	// next success.
 	rejected, drops, successes monotone
 }
 
