@@ -46,8 +46,8 @@ type Direction uint8
 
 const (
 	LimitKept Direction = iota // the limit stayed
-	LimitUp
-	LimitDown
+	LimitUp                    // the limit went up
+	LimitDown                  // the limit went down
 
 	directions = iota
 )

@@ -3,8 +3,9 @@
 // Register creates observable instruments, read from each limiter's Snapshot when the
 // meter provider collects, so that they add nothing to the calls. Each observation carries
 // the limiter's name in the attribute "name". The instruments, their attributes and what
-// each counts are in one table, docs/metrics.md in the repository, beside the Prometheus
-// series of promlimit that they match.
+// each counts are in one table, docs/metrics.md in the repository
+// (https://github.com/resilience4cata/adaptivelimit/blob/main/docs/metrics.md), beside the
+// Prometheus series of promlimit that they match.
 package otellimit
 
 import (

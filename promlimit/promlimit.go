@@ -2,9 +2,11 @@
 //
 // Its collector reads each limiter's Snapshot when Prometheus scrapes, and adds nothing to
 // the calls. Every series carries the limiter's name in the label "name"; the series, their
-// labels and what each counts are in one table, docs/metrics.md in the repository, which
-// otellimit's instruments follow too. promlimit/dashboard.json is a Grafana dashboard of
-// them, and promlimit/alerts.yaml Prometheus alerting rules.
+// labels and what each counts are in one table, docs/metrics.md in the repository
+// (https://github.com/resilience4cata/adaptivelimit/blob/main/docs/metrics.md), which
+// otellimit's instruments follow too. dashboard.json beside this package is a Grafana
+// dashboard of them, and alerts.yaml Prometheus alerting rules, with their unit tests in
+// alerts_test.yaml.
 package promlimit
 
 import (
