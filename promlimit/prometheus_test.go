@@ -69,7 +69,7 @@ func TestRealPrometheus(t *testing.T) {
 	load(ctx, func() bool { return scrapes.Load() >= 3 }, orders, trial)
 	release := freeze(t, orders, 3)
 	defer release()
-	want := Snapshots(orders, trial)
+	want := adaptivelimit.Snapshots(orders, trial)
 	require.Positive(t, want[0].Successes)
 	require.Positive(t, want[0].Drops)
 	require.Positive(t, want[0].Ignored)
@@ -88,7 +88,7 @@ func TestRealPrometheus(t *testing.T) {
 		}
 	}
 	require.Equal(t, expected, got, "Prometheus holds what the snapshots say")
-	require.Equal(t, want, Snapshots(orders, trial), "nothing moved while Prometheus scraped")
+	require.Equal(t, want, adaptivelimit.Snapshots(orders, trial), "nothing moved while Prometheus scraped")
 
 	// The rules load, and the dry run's alert fires.
 	start := time.Now()
@@ -106,11 +106,6 @@ func TestRealPrometheus(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// Snapshots is adaptivelimit.Snapshots, named here for the test's reading.
-func Snapshots(limiters ...*adaptivelimit.Limiter) []adaptivelimit.Snapshot {
-	return adaptivelimit.Snapshots(limiters...)
 }
 
 // load runs calls on the limiters until done, finishing each at random: a success, a drop, an
