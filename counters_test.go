@@ -27,8 +27,6 @@ func countsOf(s Snapshot) outcomeCounts {
 	return outcomeCounts{s.Successes, s.Drops, s.Ignored, s.Cancelled, s.Rejected}
 }
 
-var errNotFound = errors.New("404")
-
 // finishAs finishes p with outcome i of successes, drops, ignored (Done and Finish) and
 // cancelled, and returns the count it adds to.
 func finishAs(p *Permit, i int) int {
