@@ -37,6 +37,7 @@ func (p *Permit) Finish(o Outcome) {
 	case Drop:
 		if q := *p; q.l != nil {
 			*p = Permit{}
+			q.l.noteDrop(q.start)
 			q.l.done(q, nil, 1)
 		}
 	default:

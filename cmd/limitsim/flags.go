@@ -29,6 +29,8 @@ what each policy achieved. Scenarios:
   neighbour
           an unlimited neighbour takes 60% of the servers for the middle third
   lossy   the step profile with 0.5% of the calls lost on the way, whatever the load
+  restart a steady fleet of 10 clients, one of which restarts at its initial limit a third
+          into the run
 
 `
 

@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func runSimulated(opts *options, stdout io.Writer) error {
 	sc := &opts.sc
-	prof, err := newProfile(sc.profile, sc.servers, sc.duration, sc.seed)
+	prof, err := sc.newProfile()
 	if err != nil {
 		return err
 	}

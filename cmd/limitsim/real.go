@@ -40,7 +40,7 @@ type realRun struct {
 // request. It prints progress every second on stderr and the report on stdout.
 func runReal(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 	sc := &opts.sc
-	prof, err := newProfile(sc.profile, sc.servers, sc.duration, sc.seed)
+	prof, err := sc.newProfile()
 	if err != nil {
 		return err
 	}

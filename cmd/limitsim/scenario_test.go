@@ -57,7 +57,7 @@ func lossDelayRun(t *testing.T, name string) (*result, profile, *scenario) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, err := newProfile(opts.sc.profile, opts.sc.servers, opts.sc.duration, opts.sc.seed)
+	prof, err := opts.sc.newProfile()
 	if err != nil {
 		t.Fatal(err)
 	}
