@@ -70,7 +70,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated")
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
-		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating")
+		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating; with -scenario fleet, a fleet of 8 clients against 20 workers")
 		docs     = fs.String("docs", "", "rewrite the output blocks of this Markdown file, each after a line <!-- limitsim ARGS -->, with what limitsim ARGS prints, and do nothing else")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -193,6 +193,7 @@ func validate(sc *scenario, set map[string]bool) error {
 	}
 	if sc.real {
 		check(sc.users == 0, "-real sends open-loop arrivals only: drop -users and -scenario closed")
+		check(sc.restart == 0, "-real does not restart clients: drop -scenario restart")
 		check(sc.duration <= maxRealTime, "-real -duration %s: want at most %s", sc.duration, maxRealTime)
 		rate := sc.offeredRate() * float64(len(sc.kinds))
 		check(rate <= maxRealRate, "-real would send %.0f calls/s over all policies, more than loopback takes without distorting latency (at most %d): lower -load, -servers or -policies", rate, maxRealRate)

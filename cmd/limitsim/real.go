@@ -155,6 +155,7 @@ func (r *realRun) call(client int32, service time.Duration) {
 	defer r.calls.Done()
 	r.mu.Lock()
 	r.rec.offer(client)
+	r.rec.unloaded(int64(min(service, r.sc.timeout)))
 	r.mu.Unlock()
 	permit, ok := r.gates[client].acquire()
 	if !ok {

@@ -122,15 +122,26 @@ func (sc *scenario) buildPolicies() error {
 
 // toReal scales the scenario down for a real-time run of about 30 seconds on
 // loopback: fewer, slower servers, so that a laptop sends the load without
-// noticing, and a shorter window, so that the limits have time to move.
+// noticing, and a shorter window, so that the limits have time to move. A fleet
+// scenario (fleet, fleet20, fleet50) becomes one fleet of 8 clients.
 func (sc *scenario) toReal() {
 	sc.real = true
 	sc.duration = 30 * time.Second
 	sc.window = 250 * time.Millisecond
 	sc.serviceMean = 20 * time.Millisecond
 	sc.timeout = 100 * time.Millisecond
-	scale := func(n int) int { return max(1, n*2/5) }
-	sc.servers, sc.low, sc.high = scale(sc.servers), scale(sc.low), scale(sc.high)
+	if sc.clients == 1 {
+		scale := func(n int) int { return max(1, n*2/5) }
+		sc.servers, sc.low, sc.high = scale(sc.servers), scale(sc.low), scale(sc.high)
+		return
+	}
+	// A fleet: 8 clients, each starting at the initial limit of 20, against 20 workers, so
+	// that the limits start at 8 times the capacity; the callers' timeout three times the
+	// mean service time. The low bulkhead is the workers split evenly, the high one three
+	// times that.
+	sc.servers, sc.clients = 20, 8
+	sc.timeout = 60 * time.Millisecond
+	sc.low, sc.high = max(1, sc.servers/sc.clients), 3*sc.servers/sc.clients
 }
 
 // closedUsers is how many closed-loop users offer the scenario's load: each
