@@ -36,10 +36,11 @@ what each policy achieved. Scenarios:
 
 // options is what the command line asks for: a scenario, and what to do with it.
 type options struct {
-	sc    scenario
-	out   string // chart file, .svg, .png or .pdf; empty for none
-	chart bool   // draw the limit over time in the terminal
-	docs  string // a Markdown file whose marked blocks to rewrite; empty for none
+	sc      scenario
+	out     string // chart file, .svg, .png or .pdf; empty for none
+	chart   bool   // draw the limit over time in the terminal
+	docs    string // a Markdown file whose marked blocks to rewrite; empty for none
+	summary bool   // one row a scenario instead of one scenario's table
 }
 
 // parseFlags reads the command line. It starts from the preset that -scenario
@@ -71,6 +72,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
 		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating; with -scenario fleet, a fleet of 8 clients against 20 workers")
+		summary  = fs.Bool("summary", false, "simulate every scenario with the adaptive policies (or -policies) and print one row a scenario; only -seed and -policies apply")
 		docs     = fs.String("docs", "", "rewrite the output blocks of this Markdown file, each after a line <!-- limitsim ARGS -->, with what limitsim ARGS prints, and do nothing else")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -112,6 +114,16 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	override(set, "queue", &sc.limits.queue, *queue)
 	override(set, "lost", &sc.lost, *lost)
 	sc.kinds = splitList(*policies)
+	if *summary {
+		for name := range set {
+			if name != "summary" && name != "seed" && name != "policies" && name != "chart" {
+				return options{}, fmt.Errorf("-summary runs every scenario as it is: -%s does not apply (only -seed and -policies do)", name)
+			}
+		}
+		if !set["policies"] {
+			sc.kinds = summaryKinds
+		}
+	}
 	if set["users"] {
 		sc.users = *users
 		if sc.think == 0 {
@@ -130,7 +142,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	if *out != "" && !slices.Contains([]string{".svg", ".png", ".pdf"}, strings.ToLower(filepath.Ext(*out))) {
 		return options{}, fmt.Errorf("-out %q: the file name must end in .svg, .png or .pdf", *out)
 	}
-	return options{sc: sc, out: *out, chart: *chart, docs: *docs}, nil
+	return options{sc: sc, out: *out, chart: *chart, docs: *docs, summary: *summary}, nil
 }
 
 func override[T any](set map[string]bool, name string, field *T, value T) {

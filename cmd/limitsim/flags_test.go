@@ -50,6 +50,7 @@ func TestParseFlagsRejectsBadValues(t *testing.T) {
 		{[]string{"-duration", "24h", "-servers", "10000"}, "would offer"},
 		{[]string{"-real", "-scenario", "closed"}, "open-loop arrivals only"},
 		{[]string{"-real", "-scenario", "restart"}, "does not restart clients"},
+		{[]string{"-summary", "-servers", "10"}, "-servers does not apply"},
 		{[]string{"-real", "-servers", "1000"}, "more than loopback takes"},
 		{[]string{"-real", "-duration", "1h"}, "at most 10m0s"},
 		{[]string{"-nosuchflag"}, "not defined"},
