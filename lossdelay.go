@@ -14,14 +14,13 @@ import (
 //   - A window whose drop share is above LossThreshold, or whose mean latency is above
 //     LatencyCeiling, backs off from min(limit, maxInFlight) by BackoffRatio, or by the
 //     latency's gradient or the share that got through where either is lower, and teaches
-//     the baseline nothing. A window in which most of at least MinWindowSamples calls were
-//     dropped closes at once (window.go), without waiting for its end.
+//     the baseline nothing. A window in which most of the calls that started in it, at
+//     least MinWindowSamples, were dropped closes at once (window.go), before its end.
 //   - A window with fewer than half the slots in use keeps the limit.
-//   - A window whose latency is above DelayTolerance times the baseline shrinks the limit in
-//     proportion (the gradient, at least 0.5) and does not grow it.
-//   - Any other window grows the limit, by IncreaseRatio while the latency is at the
-//     baseline and by a slot near the tolerance, or doubles it while it regains the limit it
-//     had before a streak of loss.
+//   - Any other window loses the share of its latency that queues beyond half the
+//     tolerance, and grows by a pace less than in proportion to the limit (adjust), and by
+//     IncreaseRatio while the latency is at the baseline; below the tolerance it doubles
+//     instead while it regains the limit it had before a streak of loss, or after the start.
 //
 // The first window without loss gives the baseline: its latency is at most the no-load
 // latency plus the queue. Where that window filled its limit, the queue may be its own, or a
