@@ -408,6 +408,19 @@ func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
 		}
 		require.Zero(t, l.Snapshot().Last.Samples, "%v", alg)
 	})
+	// Calls that fail at once close no window before it has run a 32nd of its length.
+	l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 40, MinWindowSamples: 10})
+	held := acquireN(t, l, 40)
+	clock.Advance(10 * time.Millisecond)
+	for _, p := range held[:20] {
+		p.Done(context.DeadlineExceeded)
+	}
+	require.Zero(t, l.Snapshot().Last.Samples, "10 ms into the window")
+	clock.Advance(30 * time.Millisecond)
+	for _, p := range held[20:] {
+		p.Done(context.DeadlineExceeded)
+	}
+	require.Equal(t, ReasonLoss, l.Snapshot().Last.Reason, "40 ms into it")
 }
 
 func (a *lossDelay) limitInt() int { return int(a.limit) }
