@@ -23,10 +23,10 @@ const (
 	// limit while the queue is short, shrinks it when the queue is long or a call is dropped.
 	Vegas
 	// LossDelay follows both: it backs off when more than LossThreshold of a window's calls
-	// are dropped, and shrinks the limit in proportion when latency rises above
-	// DelayTolerance times the no-load latency, which it probes for now and then. Unlike
-	// Gradient2, it never takes an overload's latency for normal, and a fleet of limiters
-	// does not grow with its size; unlike AIMD, a tail of timeouts does not hold it down.
+	// are dropped, and otherwise cuts the limit by the share of the latency that queues above
+	// the no-load latency, growing it by less than in proportion to itself, so that a fleet's
+	// limiters converge to equal shares. Unlike Gradient2, it never takes an overload's
+	// latency for normal; unlike AIMD, a tail of timeouts does not hold it down.
 	LossDelay
 )
 

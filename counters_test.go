@@ -1,7 +1,6 @@
 package adaptivelimit
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"

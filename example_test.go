@@ -155,9 +155,10 @@ func ExampleConfig_vegas() {
 	// orders-vegas: 26 -> 25 at 30ms (no-load 10ms)
 }
 
-// LossDelay probes the no-load latency at MinLimit for the two windows after its first, then
-// doubles while latency holds; a window in which most calls time out halves the limit and
-// teaches the baseline nothing. Every decision says why.
+// LossDelay's first window filled its limit, so the next one probes at half of it: the latency
+// does not fall, it was the no-load latency. Then the limit doubles while latency holds; a
+// window in which most calls time out halves it and teaches the baseline nothing. Every
+// decision says why.
 func ExampleConfig_lossDelay() {
 	clock := adaptivelimit.NewManualClock()
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
@@ -180,11 +181,12 @@ func ExampleConfig_lossDelay() {
 		}
 	}
 	// Output:
-	// orders-ld: 20 -> 1 (probe, baseline 0s)
-	// orders-ld: 1 -> 20 (probe, baseline 10ms)
+	// orders-ld: 20 -> 10 (probe, baseline 0s)
+	// orders-ld: 10 -> 20 (probe, baseline 10ms)
 	// orders-ld: 20 -> 40 (growth, baseline 10ms)
 	// orders-ld: 40 -> 80 (growth, baseline 10ms)
-	// orders-ld: 80 -> 40 (loss, baseline 10ms)
+	// orders-ld: 80 -> 160 (growth, baseline 10ms)
+	// orders-ld: 160 -> 80 (loss, baseline 10ms)
 }
 
 // Configuration errors carry a code and name the key, the value and the rule.

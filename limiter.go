@@ -235,6 +235,7 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 			return
 		}
 		drop = 1
+		l.noteDrop(p.start)
 	}
 	// The P is pinned before the slot is freed, so that between freeing it and the next call's
 	// taking one there is as little as possible: another processor would take the line.

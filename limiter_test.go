@@ -344,8 +344,8 @@ func TestListenerOnlyOnChange(t *testing.T) {
 			require.Len(t, changes, moved)
 		}
 		// Few slots in use: Gradient2 is app-limited, AIMD does not grow, Vegas learns its
-		// no-load latency, LossDelay probes for its first windows (the limit down, then back
-		// up) and then holds.
+		// no-load latency, LossDelay takes its first window's latency as its baseline (the
+		// window did not fill its limit) and holds.
 		for range 4 {
 			window(1)
 			check()

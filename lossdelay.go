@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,24 +13,31 @@ import (
 //
 //   - A window whose drop share is above LossThreshold, or whose mean latency is above
 //     LatencyCeiling, backs off from min(limit, maxInFlight) by BackoffRatio, or by the
-//     latency's gradient where that is lower, and teaches the baseline nothing.
+//     latency's gradient or the share that got through where either is lower, and teaches
+//     the baseline nothing. A window in which most of the calls that started in it, at
+//     least MinWindowSamples, were dropped closes at once (window.go), before its end.
 //   - A window with fewer than half the slots in use keeps the limit.
-//   - A window whose latency is above DelayTolerance times the baseline shrinks the limit in
-//     proportion (the gradient, at least 0.5) and does not grow it.
-//   - Any other window grows the limit by IncreaseRatio, or doubles it while it regains the
-//     limit it had before a streak of loss.
+//   - Any other window loses the share of its latency that queues beyond half the
+//     tolerance, and grows by a pace less than in proportion to the limit (adjust), and by
+//     IncreaseRatio while the latency is at the baseline; below the tolerance it doubles
+//     instead while it regains the limit it had before a streak of loss, or after the start.
 //
-// The baseline is measured by a probe: a window at MinLimit when the limiter starts (a fleet
-// that starts together measures it without its own queue), then every ProbeInterval windows,
-// jittered, a window at half the limit. Between probes it only falls, with the latency of
-// windows that are not congested; it rises only when RelearnAfter windows in a row were
-// congested and cutting the limit did not bring the latency down: the dependency itself got
-// slower, and the latency of the last window becomes the baseline.
+// The first window without loss gives the baseline: its latency is at most the no-load
+// latency plus the queue. Where that window filled its limit, the queue may be its own, or a
+// fleet's that started together: a probe confirms it, a window at half the limit, and while
+// halving brings the latency down by a tenth, there was a queue, and the next window halves
+// again. The limit is never cut by more than half in a window without loss or congestion.
+// With ProbeInterval, a window at half the limit every so many windows, jittered, probes
+// again. Between probes the baseline only falls, with the latency of windows that are not
+// congested; it rises only when RelearnAfter windows in a row were congested and cutting the
+// limit did not bring the latency down: the dependency itself got slower, and the latency of
+// the last window becomes the baseline.
 type lossDelay struct {
 	limit     float64
 	minLimit  float64
 	maxLimit  float64
-	baseline  float64 // nanoseconds; 0 until the first probe has measured it
+	baseline  float64 // nanoseconds; 0 until the first window without loss
+	confirmed bool    // the baseline is measured, not only an upper bound on it
 	threshold float64
 	tolerance float64
 	backoff   float64
@@ -40,14 +48,20 @@ type lossDelay struct {
 	relearnAfter  int
 	random        func() float64
 
-	untilProbe   int     // windows until the next probe
-	probing      int     // windows of the probe under way still to close: 2 (draining) or 1 (measuring)
-	afterProbe   float64 // the limit to go back to when the probe ends
-	regain       float64 // the limit before a streak of loss, regained by doubling; 0 for none
-	stalled      int     // congested windows in a row in which the latency did not fall
-	stallFrom    float64 // the latency of the first of them
-	stallBefore  float64 // the limit before the first of them
-	startLatency float64 // the first window's latency, judged once the first probe has measured the baseline
+	untilProbe  int     // windows until the next periodic probe
+	probing     bool    // the window under way is a probe's
+	probeFrom   float64 // the latency of the window before the probe, or of the last probe
+	afterProbe  float64 // the limit to go back to when the probe ends, before any cut
+	firstLimit  float64 // the limit of the first window the baseline is judged against; 0 once judged
+	firstLatent float64 // its latency
+	startLoss   bool    // a window lost calls before the first baseline
+	regain      float64 // the limit before a streak of loss, regained by doubling; 0 for none
+	stalled     int     // congested windows in a row in which the latency did not fall
+	stallFrom   float64 // the latency of the first of them
+	stallBefore float64 // the limit before the first of them
+
+	drops dropCount // the drops of the window under way, counted by the drops (window.go)
+	early bool      // the window under way closes before its end, for its loss (window.go)
 }
 
 func newLossDelay(c Config) *lossDelay {
@@ -68,112 +82,199 @@ func newLossDelay(c Config) *lossDelay {
 
 func (a *lossDelay) next(w window, d Decision) Decision {
 	mean := w.meanLatency
+	early := a.early
+	a.early = false
 	lost := isLoss(w, a.threshold)
 	capped := !lost && a.ceiling > 0 && mean > a.ceiling
-	gradient := delayGradient(a.tolerance, a.baseline, mean)
+	gradient := lossGradient(a.tolerance, a.baseline, mean)
 	switch {
-	case a.probing == 2:
-		// The calls admitted before the probe finish in this window: its latency is theirs.
-		d.Reason = ReasonProbe
-		a.probing = 1
-	case a.probing == 1:
+	case a.probing:
 		d.Reason = ReasonProbe
 		a.endProbe(mean, lost || capped)
 	case lost || capped:
-		if a.baseline == 0 {
-			a.startLatency = mean
-		}
 		d.Reason = ReasonLoss
 		if capped {
 			d.Reason = ReasonCeiling
 		}
-		if a.regain == 0 {
+		if a.regain == 0 && a.confirmed {
 			a.regain = a.limit
 		}
+		a.startLoss = a.startLoss || a.baseline == 0
 		a.stalled = 0
-		a.limit = backOff(a.limit, w.maxInFlight, min(a.backoff, gradient, max(0.5, 1-lossShare(w))))
+		inFlight := w.maxInFlight
+		if early {
+			// The calls that have finished so far may have started before the others; the
+			// limit is what ran.
+			inFlight = saturate(a.limit, 0, math.MaxInt)
+		}
+		a.limit = backOff(a.limit, inFlight, min(a.backoff, gradient, max(0.5, 1-lossShare(w))))
 	case a.baseline == 0:
-		// The first window: no baseline to judge latency by yet. Its latency is kept, to judge
-		// it by once the probe has measured one.
-		a.startLatency = mean
+		// The first window without loss: the latency of the calls at this limit, no more than
+		// the no-load latency plus the queue. A window that did not fill its limit queued
+		// nothing of its own; one that did may have, and so may a fleet that lost calls before,
+		// and a probe judges it.
+		d.Reason = ReasonHold
+		a.baseline = max(mean, 1)
+		a.firstLimit, a.firstLatent = a.limit, mean
+		if w.maxInFlight < int(a.limit) && !a.startLoss {
+			a.confirm()
+		}
+		a.regain = a.maxLimit // slow start, once the baseline is confirmed
 	case float64(w.maxInFlight) < a.limit/2:
 		d.AppLimited = true
 		d.Reason = ReasonHold
 		a.learnLower(mean)
-	case gradient < 1:
+	default:
+		a.adjust(w, &d)
+	}
+	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)
+	if !a.probing && d.Reason != ReasonProbe && a.baseline > 0 && (!a.confirmed || a.probeDue()) {
+		a.startProbe(mean)
+		d.Reason = ReasonProbe
+	}
+	if d.Gradient == 0 && a.confirmed {
+		d.Gradient = queueGradient(a.baseline, mean)
+	}
+	d.LongLatency = a.longLatency()
+	d.LimitAfter = saturate(a.limit, 1, math.MaxInt) // clamped above
+	return d
+}
+
+// adjust moves the limit after a window that filled it without loss. The limit is cut by
+// the share of the latency that is queueing, baseline/latency, and grows by a pace that
+// rises as the square root of the limit:
+//
+//	limit' = limit * clamp(baseline/latency, 0.5, 1) + pace*sqrt(limit) + room
+//
+// A limit settles where the two balance, with latency a little above the baseline: the
+// larger the limit, the nearer. In a fleet the clients see the same latency, and those that
+// hold more slots lose more of them to it while they grow by less than their share: the
+// limits converge to equal shares, as AIMD's do, rather than keep their ratios. A growth in
+// proportion to the limit, as TCP's, would keep them; and a rule that only grows below a
+// threshold of latency and only shrinks above it lets the client with the highest baseline,
+// measured a percent higher by chance, take the servers while the others starve. room is
+// IncreaseRatio of the limit while the latency is at the baseline, down to nothing halfway
+// to the tolerance: there is no queue, so the capacity is above the limit. Below the
+// tolerance the limit doubles instead while it regains the limit it had before a streak of
+// loss, or, after the start, until the first window above the tolerance.
+func (a *lossDelay) adjust(w window, d *Decision) {
+	mean := w.meanLatency
+	if mean > a.tolerance*a.baseline {
 		d.Reason = ReasonGradient
 		a.regain = 0
 		if a.stall(mean) {
 			d.Reason = ReasonRelearn
 			a.baseline = max(mean, 1)
 			a.limit = a.stallBefore
-			break
+			return
 		}
-		a.limit *= gradient
-	default:
+	} else {
 		d.Reason = ReasonGrowth
 		a.stalled = 0
 		a.learnLower(mean)
-		a.limit = grow(a.limit, a.increase, headroom(a.tolerance, a.baseline, mean), a.regain)
-		if a.limit >= a.regain {
-			a.regain = 0
+		if a.limit < a.regain {
+			a.limit = min(2*a.limit, a.regain)
+			return
 		}
+		a.regain = 0
 	}
-	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)
-	if a.baseline == 0 && a.probing == 0 {
-		// Right after the first window, loss or not, so that a fleet that starts together
-		// probes together, without its own queue.
-		a.startProbe(a.minLimit)
-		d.Reason = ReasonProbe
-	} else if a.probeInterval > 0 && a.probing == 0 && d.Reason != ReasonProbe && a.baseline > 0 {
-		if a.untilProbe--; a.untilProbe <= 0 {
-			a.startProbe(a.limit / 2)
-			d.Reason = ReasonProbe
-		}
-	}
-	if gradient < 1 {
-		d.Gradient = gradient
-	} else if a.baseline > 0 {
-		d.Gradient = 1
-	}
-	d.LongLatency = duration(a.baseline)
-	d.LimitAfter = saturate(a.limit, 1, math.MaxInt) // clamped above
-	return d
+	gradient := queueGradient(a.baseline*(1+a.tolerance)/2, mean)
+	d.Gradient = gradient
+	a.limit = a.limit*gradient + pace(a.tolerance, a.limit) + a.increase*a.limit*room(a.tolerance, a.baseline, mean)
 }
 
-// startProbe lowers the limit to at (at most the limit) for the next two windows, to measure
-// the latency with little of this limiter's own queue in it: the first lets the calls
-// admitted before it finish, the second measures.
-func (a *lossDelay) startProbe(at float64) {
-	a.probing = 2
+// pace is what a limit grows by in a window: a limit of paceLimit by the share 1-1/tolerance
+// of itself, the share of the latency that may be queueing at the tolerance; a larger limit by
+// its size to the power paceExponent, less than in proportion, so that it settles with less
+// queueing, and a smaller one by more, so that it settles with more. The exponent trades
+// the two: near 0 a fleet of many small limits queues the more the larger the fleet; near 1
+// growth is a share of the limit again, and baselines a percent apart set the shares apart.
+func pace(tolerance, limit float64) float64 {
+	return (1 - 1/tolerance) * paceLimit * math.Pow(limit/paceLimit, paceExponent)
+}
+
+const (
+	paceLimit    = 7
+	paceExponent = 0.3
+)
+
+// room is 1 while latency is at the baseline or below, falling to 0 halfway to the tolerance.
+func room(tolerance, baseline, mean float64) float64 {
+	half := (tolerance - 1) / 2
+	if half == 0 {
+		return 0
+	}
+	return clamp((1+half-mean/baseline)/half, 0, 1)
+}
+
+// queueGradient is baseline/mean in [0.5, 1]: the share of the latency that is not queueing.
+func queueGradient(baseline, mean float64) float64 {
+	if baseline == 0 || mean <= baseline {
+		return 1
+	}
+	return clamp(baseline/mean, 0.5, 1)
+}
+
+// startProbe halves the limit for the next window, to measure the latency with half of this
+// limiter's calls, and a fleet's queue if it started together, out of it; from is the
+// latency of the window before.
+func (a *lossDelay) startProbe(from float64) {
+	a.probing = true
+	a.probeFrom = from
 	a.afterProbe = a.limit
-	a.limit = max(a.minLimit, at)
+	a.limit = half(a.minLimit, a.limit)
 }
 
-// endProbe takes the probe window's latency as the baseline where it is lower (or the
-// first), and goes back to the limit before the probe, less a backoff if the probe saw loss.
+// half is half of limit, rounded up, so that the published limit is never below half the one
+// before: at least min.
+func half(min, limit float64) float64 {
+	return max(min, math.Ceil(math.Floor(limit)/2))
+}
+
+// probeDue counts a window towards the next periodic probe, and reports whether it is due.
+func (a *lossDelay) probeDue() bool {
+	if a.probeInterval == 0 {
+		return false
+	}
+	a.untilProbe--
+	return a.untilProbe <= 0
+}
+
+// confirm takes the baseline as measured, and sets the time to the next periodic probe.
+func (a *lossDelay) confirm() {
+	a.confirmed = true
+	if a.probeInterval > 0 {
+		a.untilProbe = jitteredInterval(a.probeInterval, a.random())
+	}
+}
+
+// endProbe takes the probe window's latency as the baseline where it is lower. Where halving
+// brought the latency down by a tenth while the baseline is not yet confirmed, the queue was
+// in it: the next window halves again. Otherwise the limit goes back to where it was before
+// the probe, less a backoff if the probe saw loss, and after the first probe cut by the
+// gradient of the first window's latency.
 func (a *lossDelay) endProbe(mean float64, lost bool) {
-	a.probing = 0
-	a.limit = a.afterProbe
-	a.untilProbe = jitteredInterval(a.probeInterval, a.random())
+	a.probing = false
 	if lost {
-		a.limit *= a.backoff
+		a.limit = a.afterProbe * a.backoff
 		return
 	}
-	if a.baseline == 0 || mean < a.baseline {
-		// At least a nanosecond: 0 means none yet, and calls faster than the clock's
-		// resolution read as 0.
-		a.baseline = max(mean, 1)
+	fell := mean < 0.9*a.probeFrom
+	a.baseline = min(a.baseline, max(mean, 1))
+	if !a.confirmed && fell {
+		a.probing = true
+		a.probeFrom = mean
+		a.limit = half(a.minLimit, a.limit)
+		return
 	}
-	if a.startLatency > 0 && a.baseline > 0 {
-		// The first probe: the first window ran at the initial limit, which may be far
-		// beyond the dependency's capacity (a fleet starting at once); cut to the gradient
-		// of its latency, unclamped, rather than halving window after window from there.
-		a.limit *= min(1, a.tolerance*a.baseline/a.startLatency)
-		a.startLatency = 0
-		// Then double, as TCP's slow start does, until the first window of congestion or
-		// loss: the initial limit is a guess, and may be far below the capacity too.
-		a.regain = a.maxLimit
+	a.limit = a.afterProbe
+	a.confirm()
+	if a.firstLimit > 0 {
+		// The first window ran at the initial limit, which may be far beyond the
+		// dependency's capacity (a fleet starting at once): cut to the gradient of its
+		// latency, rather than halving window after window from there.
+		a.limit = min(a.limit, a.firstLimit*min(1, a.tolerance*a.baseline/a.firstLatent))
+		a.firstLimit = 0
 	}
 }
 
@@ -201,7 +302,13 @@ func (a *lossDelay) stall(mean float64) bool {
 	return true
 }
 
-func (a *lossDelay) longLatency() time.Duration { return duration(a.baseline) }
+// longLatency is the baseline once confirmed: before, it is only an upper bound on it.
+func (a *lossDelay) longLatency() time.Duration {
+	if !a.confirmed {
+		return 0
+	}
+	return duration(a.baseline)
+}
 
 // minLossDrops is the fewest drops that make a window one of loss, whatever its share: in a
 // window of a hundred calls, one or two timeouts are the tail of a healthy dependency as
@@ -222,9 +329,10 @@ func isLoss(w window, threshold float64) bool {
 	return w.drops >= minLossDrops && float64(w.drops) > threshold*float64(w.samples)
 }
 
-// delayGradient is tolerance*baseline/mean in [0.5, 1]: 1 while the latency is within
-// tolerance of the baseline, or while there is no baseline yet.
-func delayGradient(tolerance, baseline, mean float64) float64 {
+// lossGradient is tolerance*baseline/mean in [0.5, 1]: a window of loss backs off by it
+// where it is lower than BackoffRatio. It is 1 while the latency is within tolerance of the
+// baseline, or while there is no baseline yet.
+func lossGradient(tolerance, baseline, mean float64) float64 {
 	if baseline == 0 || mean <= tolerance*baseline {
 		return 1
 	}
@@ -235,31 +343,6 @@ func delayGradient(tolerance, baseline, mean float64) float64 {
 // limit the window did not fill says nothing about what the dependency takes.
 func backOff(limit float64, maxInFlight int, factor float64) float64 {
 	return min(limit, float64(maxInFlight)) * factor
-}
-
-// headroom is how far below tolerance*baseline the latency is, from 1 (at the baseline or
-// below) down to minHeadroom (at the tolerance): growth slows as the queue builds, so that
-// the limit settles near the tolerance rather than overshooting it by a whole step, and
-// never stops, since the baseline is an estimate.
-func headroom(tolerance, baseline, mean float64) float64 {
-	if tolerance == 1 {
-		return 1
-	}
-	return clamp((tolerance-mean/baseline)/(tolerance-1), minHeadroom, 1)
-}
-
-const minHeadroom = 0.25
-
-// grow is the limit after an uncongested window: doubled while below regain, without passing
-// it; otherwise up by the share increase of the limit, or by one slot where that is more,
-// scaled by the headroom. The slot is for small limits: a fleet of limiters with a few slots
-// each grows by a slot a window, the same for all, and so converges to equal shares, as AIMD
-// does; a share alone would keep their ratios, however unequal.
-func grow(limit, increase, headroom, regain float64) float64 {
-	if limit < regain {
-		return min(2*limit, regain)
-	}
-	return limit + headroom*max(increase*limit, 1)
 }
 
 // jitteredInterval is interval scaled by a factor uniform in [0.5, 1) drawn from r, so that
@@ -278,15 +361,18 @@ const (
 	ReasonLoss
 	// ReasonCeiling: the window's mean latency was above LatencyCeiling; the limit backed off.
 	ReasonCeiling
-	// ReasonGradient: latency above DelayTolerance times the baseline; the limit shrank in
-	// proportion.
+	// ReasonGradient: latency above DelayTolerance times the baseline; the limit shrank by
+	// the share of the latency that is queueing.
 	ReasonGradient
-	// ReasonGrowth: latency within tolerance and the slots in use; the limit grew.
+	// ReasonGrowth: latency within tolerance and the slots in use; the limit grew by its
+	// pace, less the queueing share where there was a queue.
 	ReasonGrowth
-	// ReasonHold: fewer than half the slots were in use; the limit stayed.
+	// ReasonHold: fewer than half the slots were in use, or the first window without loss
+	// gave the baseline; the limit stayed.
 	ReasonHold
-	// ReasonProbe: a probe of the no-load latency began (the limit lowered for a window) or
-	// ended (the baseline measured, the limit restored).
+	// ReasonProbe: a probe of the no-load latency began (the limit halved for a window),
+	// went on (halved again: the latency fell by a tenth) or ended (the baseline measured,
+	// the limit restored).
 	ReasonProbe
 	// ReasonRelearn: cutting the limit did not bring latency down for RelearnAfter windows;
 	// the baseline took the latency of the last, and the limit went back to before the cuts.
@@ -313,4 +399,22 @@ func (r Reason) String() string {
 		return "relearn"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// dropCount is the number of drops in the window under way, with the window's id in the
+// high half, so that the first drop of a new window starts from one. Only drops touch it.
+type dropCount struct{ v atomic.Uint64 }
+
+// add counts a drop in window id and returns the window's drops so far.
+func (c *dropCount) add(id uint64) uint64 {
+	for {
+		old := c.v.Load()
+		n := uint64(1)
+		if old>>32 == id&peakMask {
+			n = min(old&peakMask+1, peakMask)
+		}
+		if c.v.CompareAndSwap(old, (id&peakMask)<<32|n) {
+			return n
+		}
+	}
 }

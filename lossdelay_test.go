@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// newTestLossDelay returns LossDelay with the defaults but for c, its startup probe done: a
-// baseline of 10 ms and the limit back at c's InitialLimit (default 20), no longer doubling.
+// newTestLossDelay returns LossDelay with the defaults but for c, its baseline measured:
+// 10 ms, with the limit at c's InitialLimit (default 20), not doubling.
 func newTestLossDelay(t *testing.T, c Config) *lossDelay {
 	t.Helper()
 	c.Algorithm = LossDelay
@@ -18,6 +18,7 @@ func newTestLossDelay(t *testing.T, c Config) *lossDelay {
 	require.NoError(t, err)
 	a := newLossDelay(c)
 	a.baseline = 10 * ms
+	a.confirm()
 	return a
 }
 
@@ -26,39 +27,61 @@ func full(limit int, latency float64, drops uint64) window {
 	return window{samples: 1000, drops: drops, meanLatency: latency * ms, maxInFlight: limit}
 }
 
-func TestLossDelayStartsWithAProbe(t *testing.T) {
+func TestLossDelayStartsWithoutABlackout(t *testing.T) {
 	c, err := Config{Algorithm: LossDelay, InitialLimit: 40}.resolved()
 	require.NoError(t, err)
 	a := newLossDelay(c)
-	// The first window at 40 ran at five times the no-load latency: no baseline to judge by.
-	d := a.next(full(40, 50, 0), Decision{})
+	// The first window filled its 40 slots at 10 ms: the latency may hold a queue of its own.
+	// A probe at half the limit, never lower, judges it; the baseline is not published yet.
+	d := a.next(full(40, 10, 0), Decision{})
 	require.Equal(t, ReasonProbe, d.Reason)
-	require.Equal(t, 1, d.LimitAfter, "the probe runs at MinLimit")
+	require.Equal(t, 20, d.LimitAfter, "half the limit, not MinLimit")
 	require.Zero(t, d.LongLatency)
-	// The probe's first window lets the calls admitted before it finish: its latency is
-	// theirs, and is not learnt.
-	d = a.next(full(1, 40, 0), Decision{})
-	require.Equal(t, ReasonProbe, d.Reason)
-	require.Equal(t, 1, d.LimitAfter)
-	require.Zero(t, d.LongLatency)
-	// Its second measures: 10 ms. The limit goes back to 40 cut by the first window's
-	// gradient, 1.08*10/50: 8.64.
-	d = a.next(full(1, 10, 0), Decision{})
+	// Half the calls, the same latency: no queue of its own. The baseline is measured and the
+	// limit back; then it doubles while latency holds, as TCP's slow start does.
+	d = a.next(full(20, 10, 0), Decision{})
 	require.Equal(t, ReasonProbe, d.Reason)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
-	require.Equal(t, 8, d.LimitAfter)
-	// Then it doubles while latency stays within tolerance, as a slow start.
-	d = a.next(full(8, 10, 0), Decision{})
+	require.Equal(t, 40, d.LimitAfter)
+	d = a.next(full(40, 10, 0), Decision{})
 	require.Equal(t, ReasonGrowth, d.Reason)
-	require.Equal(t, 17, d.LimitAfter)
-	// Until a window is congested: then it shrinks by the gradient and grows by steps.
-	d = a.next(full(17, 12, 0), Decision{})
-	require.Equal(t, ReasonGradient, d.Reason)
-	require.InDelta(t, 1.08*10/12, d.Gradient, 1e-12)
-	require.Equal(t, 15, d.LimitAfter) // 17.28 * 0.9
-	d = a.next(full(15, 10, 0), Decision{})
+	require.Equal(t, 80, d.LimitAfter)
+
+	// A first window that did not fill its limit queued nothing of its own: no probe.
+	a = newLossDelay(c)
+	d = a.next(window{samples: 100, meanLatency: 10 * ms, maxInFlight: 5}, Decision{})
+	require.Equal(t, ReasonHold, d.Reason)
+	require.Equal(t, 40, d.LimitAfter)
+	require.Equal(t, 10*time.Millisecond, d.LongLatency)
+}
+
+// A fleet that starts far above the capacity: the first window loses most of its calls, and
+// the next ones see the fleet's queue. While halving brings the latency down by a tenth the
+// probe halves again; then the limit comes back cut by the gradient of the first latency.
+// No window without loss cuts the limit to less than half the window before's.
+func TestLossDelayFleetStart(t *testing.T) {
+	c, err := Config{Algorithm: LossDelay, InitialLimit: 20}.resolved()
+	require.NoError(t, err)
+	a := newLossDelay(c)
+	d := a.next(window{samples: 1000, drops: 600, meanLatency: 45 * ms, maxInFlight: 20}, Decision{})
+	require.Equal(t, ReasonLoss, d.Reason)
+	require.Equal(t, 10, d.LimitAfter, "cut by what got through, at most by half")
+	var limits []int
+	previous := d.LimitAfter
+	for _, latency := range []float64{30, 15, 10, 10} {
+		d = a.next(full(previous, latency, 0), Decision{})
+		require.Equal(t, ReasonProbe, d.Reason, "%g ms", latency)
+		require.GreaterOrEqual(t, 2*d.LimitAfter, previous, "at most halved without loss")
+		previous = d.LimitAfter
+		limits = append(limits, d.LimitAfter)
+	}
+	// 30 ms: the probe at 5; 15 ms, a tenth lower: at 3 (halves round up); 10 ms, lower
+	// still: at 2; 10 ms again: the baseline, and the limit back to 10 cut by 1.08*10/30.
+	require.Equal(t, []int{5, 3, 2, 3}, limits)
+	require.Equal(t, 10*time.Millisecond, d.LongLatency)
+	d = a.next(full(3, 10, 0), Decision{})
 	require.Equal(t, ReasonGrowth, d.Reason)
-	require.Equal(t, 18, d.LimitAfter, "15.552 up by IncreaseRatio 0.2 of it")
+	require.Equal(t, 7, d.LimitAfter, "3.6 doubled")
 }
 
 func TestLossDelayLossBacksOffAndTeachesNothing(t *testing.T) {
@@ -107,7 +130,7 @@ func TestLossDelayRegainsTheLimitAfterLoss(t *testing.T) {
 	for range 8 {
 		got = append(got, a.next(full(a.limitInt(), 10, 0), Decision{}).LimitAfter)
 	}
-	require.Equal(t, []int{2, 4, 8, 16, 32, 40, 48, 57}, got)
+	require.Equal(t, []int{2, 4, 8, 16, 32, 40, 48, 59}, got)
 }
 
 func TestLossDelayCeiling(t *testing.T) {
@@ -125,41 +148,78 @@ func TestLossDelayCeiling(t *testing.T) {
 	require.Equal(t, ReasonGrowth, d.Reason, "under the ceiling and within tolerance")
 }
 
-func TestLossDelayGradientShrinksWithoutGrowth(t *testing.T) {
+func TestLossDelayGradientCutsTheQueue(t *testing.T) {
 	a := newTestLossDelay(t, Config{InitialLimit: 100})
-	// 1.1 times the baseline: within the tolerance of 1.08? No: above it, by a little. The
-	// limit shrinks by exactly the gradient; nothing like Gradient2's QueueSize is added.
+	// 1.1 times the baseline, above the tolerance of 1.08: cut by the queueing beyond half
+	// the tolerance, 1.04*10/11, and grown by the pace of a limit of 100.
 	d := a.next(full(100, 11, 0), Decision{})
 	require.Equal(t, ReasonGradient, d.Reason)
-	require.InDelta(t, 1.08/1.1, d.Gradient, 1e-12)
-	require.Equal(t, 98, d.LimitAfter)
+	require.InDelta(t, 1.04/1.1, d.Gradient, 1e-12)
+	require.InDelta(t, 100*1.04/1.1+pace(1.08, 100), a.limit, 1e-9)
+	require.Equal(t, 95, d.LimitAfter)
 	// Far above: at most halved.
-	d = a.next(full(98, 100, 0), Decision{})
+	d = a.next(full(95, 100, 0), Decision{})
 	require.Equal(t, 0.5, d.Gradient)
-	require.Equal(t, 49, d.LimitAfter)
+	require.Equal(t, 48, d.LimitAfter)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency, "congested windows teach nothing")
 }
 
 func TestLossDelayGrowthSlowsNearTheTolerance(t *testing.T) {
+	p := pace(1.08, 100) // 1.15 slots
 	for _, tc := range []struct {
 		latency float64
 		want    float64
 	}{
-		{9, 100 + 20},               // below the baseline: the whole IncreaseRatio
-		{10, 100 + 20},              // at it
-		{10.4, 100 + 20*0.5},        // halfway to 10.8: half of it
-		{10.79, 100 + 20*0.25},      // at the tolerance: a quarter, never less
-		{10.8, 100 + 20*0.25},       // on it: still within
-		{10.81, 100 * 1.08 / 1.081}, // beyond: the gradient
+		{9, 100 + p + 20},                  // below the baseline: the whole IncreaseRatio, and the pace
+		{10, 100 + p + 20},                 // at it
+		{10.2, 100 + p + 20*0.5},           // halfway to half the tolerance, 10.4: half of it
+		{10.4, 100 + p},                    // there: the pace only
+		{10.8, 100*10.4/10.8 + p},          // at the tolerance: the queue beyond 10.4 cut
+		{10.81, 100*10.4/10.81 + p},        // beyond: the same rule, called congestion
+		{40, 50 + p},                       // far beyond: at most halved
+		{10.4 * 1.5, 100/1.5 + p},          // a third of the latency queueing beyond 10.4
+		{10.4 * 1.02, 100/1.02 + p},        // 2% of it
+		{10.4 * 1.001, 100/1.001 + p},      // a little: settles where the pace makes up for it
+		{10.4 * 0.999, 100 + p + 20*0.025}, // just under 10.4: no cut, a little room
 	} {
 		a := newTestLossDelay(t, Config{InitialLimit: 100})
-		d := a.next(full(100, tc.latency, 0), Decision{})
-		require.Equal(t, int(tc.want), d.LimitAfter, "latency %g ms", tc.latency)
+		a.next(full(100, tc.latency, 0), Decision{})
+		require.InDelta(t, tc.want, a.limit, 0.03, "latency %g ms", tc.latency)
 	}
-	// A small limit grows by a slot a window rather than a share of itself, so that a
-	// fleet's small limits converge to equal shares.
-	a := newTestLossDelay(t, Config{InitialLimit: 2})
-	require.Equal(t, 3, a.next(full(2, 10, 0), Decision{}).LimitAfter)
+}
+
+// A fleet's clients see the same latency, with baselines measured half a percent apart. Each
+// loses to the queue in proportion to its limit and grows by less than in proportion: they
+// converge to near-equal shares, from very unequal ones, and hold the queue small.
+func TestLossDelayFleetConvergesToFairShares(t *testing.T) {
+	const servers = 100.0
+	baselines := []float64{9.95, 10, 10.05, 9.98, 10.02}
+	limits := []float64{2, 5, 10, 40, 100}
+	var fleet []*lossDelay
+	for i, b := range baselines {
+		a := newTestLossDelay(t, Config{InitialLimit: int(limits[i])})
+		a.baseline = b * ms
+		fleet = append(fleet, a)
+	}
+	var sum float64
+	for range 300 {
+		sum = 0
+		for _, a := range fleet {
+			sum += math.Floor(a.limit)
+		}
+		latency := 10 * max(1, sum/servers) // a FIFO queue in front of 100 servers
+		for _, a := range fleet {
+			a.next(full(int(a.limit), latency, 0), Decision{})
+		}
+	}
+	var total, squares float64
+	for _, a := range fleet {
+		total += a.limit
+		squares += a.limit * a.limit
+	}
+	jain := total * total / (float64(len(fleet)) * squares)
+	require.Greater(t, jain, 0.95, "Jain's index of the limits")
+	require.InDelta(t, 1.1*servers, sum, 0.1*servers, "the fleet fills the servers and queues little")
 }
 
 func TestLossDelayHoldsWhenFewSlotsAreUsed(t *testing.T) {
@@ -228,8 +288,7 @@ func TestLossDelayProbesEveryJitteredInterval(t *testing.T) {
 		}
 		require.Equal(t, tc.after, windows, "random %g", tc.random)
 		before := a.afterProbe
-		require.Equal(t, int(before/2), a.limitInt(), "the probe runs at half the limit")
-		a.next(full(a.limitInt(), 12, 0), Decision{}) // draining: ignored
+		require.Equal(t, int(math.Ceil(math.Floor(before)/2)), a.limitInt(), "the probe runs at half the limit")
 		d := a.next(full(a.limitInt(), 9, 0), Decision{})
 		require.Equal(t, ReasonProbe, d.Reason)
 		require.Equal(t, 9*time.Millisecond, d.LongLatency, "a lower latency is the new baseline")
@@ -238,8 +297,7 @@ func TestLossDelayProbesEveryJitteredInterval(t *testing.T) {
 	}
 	// A probe that measures more than the baseline leaves it: it may be a fleet's queue.
 	a := newTestLossDelay(t, Config{InitialLimit: 40, ProbeInterval: 1})
-	a.startProbe(20)
-	a.next(full(20, 30, 0), Decision{})
+	a.startProbe(15)
 	require.Equal(t, 10*time.Millisecond, a.next(full(20, 15, 0), Decision{}).LongLatency)
 	// No periodic probe by default.
 	a = newTestLossDelay(t, Config{InitialLimit: 40})
@@ -293,23 +351,76 @@ func TestLossDelayOnALimiter(t *testing.T) {
 		return d
 	}
 	window(10, 10*time.Millisecond, nil)
-	require.Equal(t, 1, l.Limit(), "probing at MinLimit")
-	window(1, 10*time.Millisecond, nil)
-	d := window(1, 10*time.Millisecond, nil)
+	require.Equal(t, 5, l.Limit(), "probing at half the limit")
+	require.Zero(t, l.Snapshot().LongLatency, "no baseline published before the probe confirms it")
+	d := window(5, 10*time.Millisecond, nil)
 	require.Equal(t, 10, d.LimitAfter)
-	require.Equal(t, 10*time.Millisecond, l.Snapshot().LongLatency)
+	require.Equal(t, 10*time.Millisecond, l.Snapshot().LongLatency.Round(time.Microsecond))
 	require.Equal(t, 1, draws)
-	window(10, 10*time.Millisecond, nil)
-	window(l.Limit(), 10*time.Millisecond, context.DeadlineExceeded)
-	for range 3 {
+	for range 4 {
 		window(l.Limit(), 10*time.Millisecond, nil)
 	}
 	require.Equal(t, []Reason{
-		ReasonProbe, ReasonProbe, ReasonProbe, // the first probe: start, drain, measure
-		ReasonGrowth, ReasonLoss, // then 4 * (0.5 + 0.5/2) = 3 windows, the third
-		ReasonProbe, ReasonProbe, ReasonProbe, // starting the next probe
+		ReasonProbe, ReasonProbe, // the first probe: start, measure
+		ReasonGrowth, ReasonGrowth, ReasonProbe, // then 4 * (0.5 + 0.5/2) = 3 windows, the third starting the next probe
+		ReasonProbe, // which ends
 	}, reasons)
 	require.Equal(t, 2, draws)
+}
+
+// A window in which most calls time out closes at once, before its end: the limit backs off
+// after the first MinWindowSamples drops rather than after a whole window of timeouts. Only
+// LossDelay does this; the other algorithms keep the spec's windows.
+func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
+	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
+		l, clock := newManual(t, Config{Algorithm: alg, InitialLimit: 40, MinWindowSamples: 10})
+		held := acquireN(t, l, 40)
+		clock.Advance(50 * time.Millisecond)
+		for _, p := range held[:5] {
+			p.Done(nil)
+		}
+		for _, p := range held[5:16] { // 11 of 16 dropped, 50 ms into a 1 s window
+			p.Done(context.DeadlineExceeded)
+		}
+		if alg != LossDelay {
+			require.Equal(t, 40, l.Limit(), "the window is not over")
+			require.Zero(t, l.Snapshot().Last.Samples)
+		} else {
+			d := l.Snapshot().Last
+			require.Equal(t, ReasonLoss, d.Reason)
+			require.Equal(t, 15, d.Samples, "closed at the tenth drop")
+			require.Equal(t, 10, d.Drops)
+			require.Less(t, l.Limit(), 40)
+		}
+		for _, p := range held[16:] {
+			p.Done(nil)
+		}
+		// A tail of timeouts among successes is no majority: the window runs its length.
+		l, clock = newManual(t, Config{Algorithm: alg, InitialLimit: 40, MinWindowSamples: 10})
+		held = acquireN(t, l, 40)
+		clock.Advance(50 * time.Millisecond)
+		for i, p := range held {
+			if i%3 == 0 {
+				p.Done(context.DeadlineExceeded)
+			} else {
+				p.Done(nil)
+			}
+		}
+		require.Zero(t, l.Snapshot().Last.Samples, "%v", alg)
+	})
+	// Calls that fail at once close no window before it has run a 32nd of its length.
+	l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 40, MinWindowSamples: 10})
+	held := acquireN(t, l, 40)
+	clock.Advance(10 * time.Millisecond)
+	for _, p := range held[:20] {
+		p.Done(context.DeadlineExceeded)
+	}
+	require.Zero(t, l.Snapshot().Last.Samples, "10 ms into the window")
+	clock.Advance(30 * time.Millisecond)
+	for _, p := range held[20:] {
+		p.Done(context.DeadlineExceeded)
+	}
+	require.Equal(t, ReasonLoss, l.Snapshot().Last.Reason, "40 ms into it")
 }
 
 func (a *lossDelay) limitInt() int { return int(a.limit) }

@@ -42,6 +42,7 @@ func (p *Permit) Finish(o Outcome) {
 	}
 	*p = Permit{}
 	if o == Drop {
+		q.l.noteDrop(q.start)
 		q.l.done(q, nil, 1)
 	} else {
 		q.l.ignore()

@@ -93,3 +93,42 @@ func since(now, before uint64) uint64 {
 
 // count converts a count to an int, saturating where int has 32 bits.
 func count(n uint64) int { return int(min(n, math.MaxInt)) }
+
+// noteDrop counts a drop for LossDelay, which may close a window before its end: one in
+// which a majority of the calls were dropped, at least MinWindowSamples and the 3 drops that
+// make a window one of loss. The dependency is overwhelmed, and every moment waited times
+// more calls out. It moves the window's end to now, so that the drop's own done closes the
+// window, once it has run at least 1/earlyCloses of its length: calls that fail fast close no
+// more windows than that. Only the drops of calls that started in the window count: those admitted before
+// had their window, and one burst of timeouts must not close window after window. Only drops
+// call it, and it reads the stripes only when the window's drops reach that least number
+// times a power of two.
+func (l *Limiter) noteDrop(start int64) {
+	a, ok := l.algorithm.(*lossDelay)
+	if !ok || start < l.window.end.Load()-l.windowUnits {
+		return
+	}
+	id := l.window.id.Load()
+	n, least := a.drops.add(id), uint64(max(l.cfg.MinWindowSamples, minLossDrops))
+	if n < least || n%least != 0 || (n/least)&(n/least-1) != 0 {
+		return
+	}
+	if !l.closing.CompareAndSwap(false, true) {
+		return
+	}
+	defer l.closing.Store(false)
+	now := l.src.now()
+	if now-(l.window.end.Load()-l.windowUnits) < l.windowUnits/earlyCloses {
+		return
+	}
+	read := l.stripes.sum(id)
+	samples := since(read.samples, l.read.samples) + 1 // this drop, not yet added
+	drops := since(read.drops, l.read.drops) + 1
+	if l.window.id.Load() == id && drops >= least && 2*drops > samples {
+		a.early = true // read by the close, which holds closing too
+		l.window.end.Store(now)
+	}
+}
+
+// earlyCloses is how many windows loss may close in a window's length, at most.
+const earlyCloses = 32

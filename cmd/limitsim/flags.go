@@ -29,15 +29,18 @@ what each policy achieved. Scenarios:
   neighbour
           an unlimited neighbour takes 60% of the servers for the middle third
   lossy   the step profile with 0.5% of the calls lost on the way, whatever the load
+  restart a steady fleet of 10 clients, one of which restarts at its initial limit a third
+          into the run
 
 `
 
 // options is what the command line asks for: a scenario, and what to do with it.
 type options struct {
-	sc    scenario
-	out   string // chart file, .svg, .png or .pdf; empty for none
-	chart bool   // draw the limit over time in the terminal
-	docs  string // a Markdown file whose marked blocks to rewrite; empty for none
+	sc      scenario
+	out     string // chart file, .svg, .png or .pdf; empty for none
+	chart   bool   // draw the limit over time in the terminal
+	docs    string // a Markdown file whose marked blocks to rewrite; empty for none
+	summary bool   // one row a scenario instead of one scenario's table
 }
 
 // parseFlags reads the command line. It starts from the preset that -scenario
@@ -68,7 +71,8 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated")
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
-		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating")
+		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating; with -scenario fleet, a fleet of 8 clients against 20 workers")
+		summary  = fs.Bool("summary", false, "simulate every scenario with the adaptive policies (or -policies) and print one row a scenario; only -seed and -policies apply")
 		docs     = fs.String("docs", "", "rewrite the output blocks of this Markdown file, each after a line <!-- limitsim ARGS -->, with what limitsim ARGS prints, and do nothing else")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -110,6 +114,16 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	override(set, "queue", &sc.limits.queue, *queue)
 	override(set, "lost", &sc.lost, *lost)
 	sc.kinds = splitList(*policies)
+	if *summary {
+		for name := range set {
+			if name != "summary" && name != "seed" && name != "policies" && name != "chart" {
+				return options{}, fmt.Errorf("-summary runs every scenario as it is: -%s does not apply (only -seed and -policies do)", name)
+			}
+		}
+		if !set["policies"] {
+			sc.kinds = summaryKinds
+		}
+	}
 	if set["users"] {
 		sc.users = *users
 		if sc.think == 0 {
@@ -128,7 +142,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	if *out != "" && !slices.Contains([]string{".svg", ".png", ".pdf"}, strings.ToLower(filepath.Ext(*out))) {
 		return options{}, fmt.Errorf("-out %q: the file name must end in .svg, .png or .pdf", *out)
 	}
-	return options{sc: sc, out: *out, chart: *chart, docs: *docs}, nil
+	return options{sc: sc, out: *out, chart: *chart, docs: *docs, summary: *summary}, nil
 }
 
 func override[T any](set map[string]bool, name string, field *T, value T) {
@@ -191,8 +205,12 @@ func validate(sc *scenario, set map[string]bool) error {
 	}
 	if sc.real {
 		check(sc.users == 0, "-real sends open-loop arrivals only: drop -users and -scenario closed")
+		check(sc.restart == 0, "-real does not restart clients: drop -scenario restart")
 		check(sc.duration <= maxRealTime, "-real -duration %s: want at most %s", sc.duration, maxRealTime)
-		rate := sc.offeredRate() * float64(len(sc.kinds))
+		rate := sc.offeredRate() // a fleet's policies run one after the other (real.go)
+		if sc.clients == 1 {
+			rate *= float64(len(sc.kinds))
+		}
 		check(rate <= maxRealRate, "-real would send %.0f calls/s over all policies, more than loopback takes without distorting latency (at most %d): lower -load, -servers or -policies", rate, maxRealRate)
 	}
 	if len(errs) == 0 {

@@ -49,6 +49,8 @@ func TestParseFlagsRejectsBadValues(t *testing.T) {
 		{[]string{"-out", "chart.gif"}, ".svg, .png or .pdf"},
 		{[]string{"-duration", "24h", "-servers", "10000"}, "would offer"},
 		{[]string{"-real", "-scenario", "closed"}, "open-loop arrivals only"},
+		{[]string{"-real", "-scenario", "restart"}, "does not restart clients"},
+		{[]string{"-summary", "-servers", "10"}, "-servers does not apply"},
 		{[]string{"-real", "-servers", "1000"}, "more than loopback takes"},
 		{[]string{"-real", "-duration", "1h"}, "at most 10m0s"},
 		{[]string{"-nosuchflag"}, "not defined"},
@@ -137,5 +139,17 @@ func TestRealScalesTheScenarioDown(t *testing.T) {
 	sc := opts.sc
 	if !sc.real || sc.servers != 20 || sc.low != 8 || sc.high != 60 || sc.duration != 30*time.Second {
 		t.Errorf("got real %v, servers %d, low %d, high %d, duration %s", sc.real, sc.servers, sc.low, sc.high, sc.duration)
+	}
+	// A fleet scenario is one fleet of 8 clients at the initial limit of 20, against 20
+	// workers: the limits start at 8 times the capacity.
+	for _, name := range []string{"fleet", "fleet20", "fleet50"} {
+		opts, err := parseFlags([]string{"-real", "-scenario", name}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := opts.sc
+		if sc.servers != 20 || sc.clients != 8 || sc.timeout != 60*time.Millisecond || sc.low != 2 || sc.high != 7 {
+			t.Errorf("%s: got servers %d, clients %d, timeout %s, low %d, high %d", name, sc.servers, sc.clients, sc.timeout, sc.low, sc.high)
+		}
 	}
 }

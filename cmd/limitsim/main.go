@@ -42,6 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case opts.docs != "":
 		err = rewriteDocFile(ctx, opts.docs)
+	case opts.summary:
+		err = runSummary(&opts, stdout)
 	case opts.sc.real:
 		err = runReal(ctx, &opts, stdout, stderr)
 	default:
@@ -56,7 +58,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func runSimulated(opts *options, stdout io.Writer) error {
 	sc := &opts.sc
-	prof, err := newProfile(sc.profile, sc.servers, sc.duration, sc.seed)
+	prof, err := sc.newProfile()
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ type sample struct {
 	answered int64   // calls answered in time in the window
 	timeouts int64   // calls that timed out in the window
 	baseline float64 // the clients' mean of the latency their limiters take as normal, in ns; 0 if none has one
+	limits   []int   // each client's limit; unlimited for no limit
 }
 
 // result is what one policy's run measured.
@@ -127,7 +128,9 @@ func (r *recorder) answer(client int32, latency int64, inTime bool) {
 func (r *recorder) sample(now int64, servers int, gates []gate, window float64) {
 	limit, inFlight := 0, 0
 	baselines, known := 0.0, 0
-	for _, g := range gates {
+	limits := make([]int, len(gates))
+	for i, g := range gates {
+		limits[i] = g.limit()
 		if b := g.baseline(); b > 0 {
 			baselines += float64(b)
 			known++
@@ -156,6 +159,7 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 		answered: r.answered,
 		timeouts: r.timeouts,
 		baseline: baselines / float64(max(known, 1)),
+		limits:   limits,
 	})
 	r.window.reset()
 	r.answered, r.timeouts = 0, 0

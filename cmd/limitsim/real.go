@@ -38,27 +38,59 @@ type realRun struct {
 // runReal runs the scenario in real time: one HTTP server per policy, whose
 // workers change on the profile's schedule, with Acquire and Done around each
 // request. It prints progress every second on stderr and the report on stdout.
+// The policies of one client run side by side; a fleet's run one after the
+// other, each for the whole duration, since 8 clients' calls for every policy
+// at once would measure the machine's scheduler more than the limiters.
 func runReal(ctx context.Context, opts *options, stdout, stderr io.Writer) error {
 	sc := &opts.sc
-	prof, err := newProfile(sc.profile, sc.servers, sc.duration, sc.seed)
+	prof, err := sc.newProfile()
 	if err != nil {
 		return err
 	}
-	runs := make([]*realRun, 0, len(sc.policies))
+	groups := [][]policy{sc.policies}
+	if sc.clients > 1 {
+		groups = groups[:0]
+		for _, p := range sc.policies {
+			groups = append(groups, []policy{p})
+		}
+	}
+	var results []*result
+	for _, group := range groups {
+		if ctx.Err() != nil {
+			break
+		}
+		rs, err := runTogether(ctx, sc, prof, group, stderr)
+		if err != nil {
+			return err
+		}
+		results = append(results, rs...)
+	}
+	fmt.Fprintln(stdout)
+	return report(opts, prof, results, stdout)
+}
+
+// runTogether runs the policies side by side for the scenario's duration, or
+// until ctx is done, and returns what each measured.
+func runTogether(ctx context.Context, sc *scenario, prof profile, policies []policy, stderr io.Writer) ([]*result, error) {
+	runs := make([]*realRun, 0, len(policies))
 	defer func() {
 		for _, r := range runs {
 			r.server.Close()
 			r.client.CloseIdleConnections()
 		}
 	}()
-	for _, p := range sc.policies {
+	for _, p := range policies {
 		r, err := startRealRun(sc, p, prof.steps[0].servers)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		runs = append(runs, r)
 	}
-	fmt.Fprintf(stderr, "limitsim -real: %d policies, each with its own HTTP server on loopback, for %s\n", len(runs), sc.duration)
+	labels := make([]string, len(runs))
+	for i, r := range runs {
+		labels[i] = r.rec.res.policy.label
+	}
+	fmt.Fprintf(stderr, "limitsim -real: %s, each with its own HTTP server on loopback, for %s\n", strings.Join(labels, ", "), sc.duration)
 
 	runCtx, cancel := context.WithTimeout(ctx, sc.duration)
 	defer cancel()
@@ -81,7 +113,7 @@ func runReal(ctx context.Context, opts *options, stdout, stderr io.Writer) error
 			r.rec.res.leaked += g.inFlight()
 		}
 		if r.rec.res.leaked != 0 {
-			return fmt.Errorf("%s: %d slots still held after the run drained", r.rec.res.policy.label, r.rec.res.leaked)
+			return nil, fmt.Errorf("%s: %d slots still held after the run drained", r.rec.res.policy.label, r.rec.res.leaked)
 		}
 		if r.failures > 0 {
 			fmt.Fprintf(stderr, "%s: %d calls failed otherwise than by a timeout, left out of the table; the first: %v\n",
@@ -92,8 +124,7 @@ func runReal(ctx context.Context, opts *options, stdout, stderr io.Writer) error
 	if ctx.Err() != nil {
 		fmt.Fprintf(stderr, "interrupted after %s: the report covers that part\n", time.Since(start).Round(time.Second))
 	}
-	fmt.Fprintln(stdout)
-	return report(opts, prof, results, stdout)
+	return results, nil
 }
 
 func startRealRun(sc *scenario, p policy, servers int) (*realRun, error) {
@@ -155,6 +186,7 @@ func (r *realRun) call(client int32, service time.Duration) {
 	defer r.calls.Done()
 	r.mu.Lock()
 	r.rec.offer(client)
+	r.rec.unloaded(int64(min(service, r.sc.timeout)))
 	r.mu.Unlock()
 	permit, ok := r.gates[client].acquire()
 	if !ok {

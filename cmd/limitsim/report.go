@@ -76,6 +76,9 @@ func describe(w io.Writer, sc *scenario, prof profile, results []*result) {
 	if sc.clients > 1 {
 		fleet = fmt.Sprintf("%d clients, each with its own limiter, sharing the dependency", sc.clients)
 	}
+	if sc.restart > 0 {
+		fleet += fmt.Sprintf("; client 0 restarts at %s, its limiter again at the initial limit", sc.restart)
+	}
 	lost := ""
 	if sc.lost > 0 {
 		lost = fmt.Sprintf(", and %g%% of the calls are lost on the way and time out whatever the load", 100*sc.lost)
@@ -100,6 +103,9 @@ func capacityStory(prof profile) string {
 	b.WriteString(strconv.Itoa(prof.steps[0].servers))
 	for _, m := range prof.marks {
 		at := time.Duration(m.at).Round(time.Second)
+		if before := prof.at(m.at - 1); before.servers == m.servers && before.slow == m.slow && before.neighbour == m.neighbour {
+			continue // not a change of capacity: a restart
+		}
 		switch {
 		case m.slow != 1:
 			fmt.Fprintf(&b, ", %g× slower at %s", m.slow, at)

@@ -22,6 +22,7 @@ type scenario struct {
 	users    int           // closed loop when > 0: this many users, each thinking between calls
 	think    time.Duration // closed loop: mean think time
 	clients  int           // fleet size: clients, each with its own limiter, share the dependency
+	restart  time.Duration // when > 0, client 0 restarts then: a new limiter, at its initial limit
 
 	lost      float64       // share of the calls lost on the way (a dropped packet): each times out, whatever the load
 	timeout   time.Duration // every caller's timeout, the same for every policy
@@ -35,7 +36,7 @@ type scenario struct {
 }
 
 // scenarioNames lists the presets in the order the usage text shows them.
-var scenarioNames = []string{"step", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy"}
+var scenarioNames = []string{"step", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart"}
 
 // preset returns a named scenario with every policy. "step" is the default:
 // the capacity halves for the middle third of the run.
@@ -78,11 +79,31 @@ func preset(name string) (scenario, error) {
 		sc.load = 0.3
 	case "lossy":
 		sc.lost = 0.005
+	case "restart":
+		// A steady fleet of 10 at 10 each, and one of them restarts a third into the run,
+		// at the library's initial limit of 20: what a deploy does to a fleet.
+		sc.profile = "flat"
+		sc.servers, sc.clients = 100, 10
+		sc.low, sc.high = 40/sc.clients, 300/sc.clients
+		sc.restart = sc.duration / 3
 	default:
 		return scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(scenarioNames, ", "))
 	}
 	sc.kinds = policyKinds
 	return sc, nil
+}
+
+// newProfile builds the scenario's profile. A restart is marked on it as a change, so
+// that the report measures the limits' adaptation and the goodput's recovery after it.
+func (sc *scenario) newProfile() (profile, error) {
+	prof, err := newProfile(sc.profile, sc.servers, sc.duration, sc.seed)
+	if err != nil || sc.restart <= 0 {
+		return prof, err
+	}
+	at := int64(sc.restart)
+	prof.marks = append(prof.marks, prof.at(at))
+	prof.marks[len(prof.marks)-1].at = at
+	return prof, nil
 }
 
 // buildPolicies turns the policy names into policies, once the flags have
@@ -101,15 +122,26 @@ func (sc *scenario) buildPolicies() error {
 
 // toReal scales the scenario down for a real-time run of about 30 seconds on
 // loopback: fewer, slower servers, so that a laptop sends the load without
-// noticing, and a shorter window, so that the limits have time to move.
+// noticing, and a shorter window, so that the limits have time to move. A fleet
+// scenario (fleet, fleet20, fleet50) becomes one fleet of 8 clients.
 func (sc *scenario) toReal() {
 	sc.real = true
 	sc.duration = 30 * time.Second
 	sc.window = 250 * time.Millisecond
 	sc.serviceMean = 20 * time.Millisecond
 	sc.timeout = 100 * time.Millisecond
-	scale := func(n int) int { return max(1, n*2/5) }
-	sc.servers, sc.low, sc.high = scale(sc.servers), scale(sc.low), scale(sc.high)
+	if sc.clients == 1 {
+		scale := func(n int) int { return max(1, n*2/5) }
+		sc.servers, sc.low, sc.high = scale(sc.servers), scale(sc.low), scale(sc.high)
+		return
+	}
+	// A fleet: 8 clients, each starting at the initial limit of 20, against 20 workers, so
+	// that the limits start at 8 times the capacity; the callers' timeout three times the
+	// mean service time. The low bulkhead is the workers split evenly, the high one three
+	// times that.
+	sc.servers, sc.clients = 20, 8
+	sc.timeout = 60 * time.Millisecond
+	sc.low, sc.high = max(1, sc.servers/sc.clients), 3*sc.servers/sc.clients
 }
 
 // closedUsers is how many closed-loop users offer the scenario's load: each

@@ -2,49 +2,54 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/resilience4cata/adaptivelimit"
 )
 
-// target is what LossDelay must achieve in a scenario. The issue's targets are
-// goodput at least 95% of the capacity, p99 at most 1.5 times the unloaded p99,
-// convergence within 15 windows and a poisoning ratio under 1.2; where
-// LossDelay does not reach one, the bound is the figure measured with seed 1,
-// and why is said here and in the README.
+// target is what LossDelay must achieve in a scenario. The issues' targets are goodput at
+// least 95% of the capacity, p99 at most 1.5 times the unloaded p99 over the whole run, the
+// first second included, convergence within 15 windows, a poisoning ratio under 1.2 and, in
+// a fleet, Jain's index of the clients' goodput at least 0.9; where no policy can reach one,
+// the bound is the figure measured with seed 1, and why is said here and in
+// docs/simulation.md.
 type target struct {
 	goodput     float64 // least share of the capacity
-	p99         float64 // most p99 against the unloaded p99
-	settledP99  bool    // the p99 of the calls answered after the first windows, not of all
+	p99         float64 // most p99 against the unloaded p99, over the run and after the first windows
 	convergence int     // most windows
 	poisoning   float64 // most
+	jain        float64 // least, in a fleet
 }
 
-var issueTarget = target{goodput: 0.95, p99: 1.5, convergence: 15, poisoning: 1.2}
+var issueTarget = target{goodput: 0.95, p99: 1.5, convergence: 15, poisoning: 1.2, jain: 0.9}
 
 var scenarioTargets = map[string]target{
+	"step":      issueTarget,
+	"ramp":      issueTarget,
+	"noisy":     issueTarget,
+	"closed":    issueTarget,
+	"fleet":     issueTarget,
 	"fleet20":   issueTarget,
-	"fleet50":   fleet50Target,
+	"fleet50":   issueTarget,
 	"incident":  incidentTarget,
 	"shift":     issueTarget,
 	"neighbour": issueTarget,
 	"lossy":     issueTarget,
+	"restart":   issueTarget,
 }
 
-// In the first second, before any window closes, the 50 clients hold 1,000
-// calls against 100 servers: about 15,000 calls time out, 1.0% of the run's,
-// and the run's p99 is the timeout whatever the algorithm does next. Measured
-// with seed 1: p99 50.0 ms over the run; over the calls answered after the
-// first two windows, the bound below holds.
-var fleet50Target = func() target { t := issueTarget; t.settledP99 = true; return t }()
-
-// For the minute of the incident the capacity counts the 500 calls a second
-// that 50 servers at 100 ms complete, but none is answered within the 50 ms
-// timeout: 95.2% of the capacity is the most any policy gets (the bulkhead of
-// 150, the right size for the healthy dependency, gets 95.1%). LossDelay also
-// pays its start (the probe, then doubling from 20) and the recovery (doubling
-// back from 1 to 55 once the incident is over). Measured with seed 1: 88.3%.
+// For the minute of the incident the capacity counts the 500 calls a second that 50 servers
+// at 100 ms complete, but hardly any is answered within the 50 ms timeout: 95.2% of the
+// capacity is the most any policy gets, by keeping every slot through the incident (the
+// bulkhead of 150, the right size for the healthy dependency, gets 95.1%, with a p99 at the
+// timeout). An adaptive limit backs off to MinLimit while its calls time out, and doubles
+// back once the incident is over: about six windows below the capacity. Measured with seed
+// 1: 89.0%.
 var incidentTarget = func() target { t := issueTarget; t.goodput = 0.88; return t }()
 
 // lossDelayRun runs a scenario's LossDelay policy alone.
@@ -57,7 +62,7 @@ func lossDelayRun(t *testing.T, name string) (*result, profile, *scenario) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, err := newProfile(opts.sc.profile, opts.sc.servers, opts.sc.duration, opts.sc.seed)
+	prof, err := opts.sc.newProfile()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,12 +83,13 @@ func TestLossDelayMeetsTheTargetsInEveryScenario(t *testing.T) {
 				t.Errorf("goodput %.1f%% of the capacity, want at least %.0f%%", 100*got, 100*want.goodput)
 			}
 			unloaded := r.unloaded.quantile(0.99)
-			p99, which := r.latency.quantile(0.99), "p99"
-			if want.settledP99 {
-				p99, which = r.settled.quantile(0.99), "p99 after the first windows"
-			}
-			if got := float64(p99) / float64(unloaded); got > want.p99 {
-				t.Errorf("%s %s ms, %.2f times the unloaded %s ms, want at most %g", which, millis(p99), got, millis(unloaded), want.p99)
+			for _, h := range []struct {
+				which string
+				p99   int64
+			}{{"p99", r.latency.quantile(0.99)}, {"p99 after the first windows", r.settled.quantile(0.99)}} {
+				if got := float64(h.p99) / float64(unloaded); got > want.p99 {
+					t.Errorf("%s %s ms, %.2f times the unloaded %s ms, want at most %g", h.which, millis(h.p99), got, millis(unloaded), want.p99)
+				}
 			}
 			v := judge(r, prof, sc)
 			if v.convergence == never || v.convergence > want.convergence {
@@ -92,8 +98,40 @@ func TestLossDelayMeetsTheTargetsInEveryScenario(t *testing.T) {
 			if !(v.poisoning < want.poisoning) {
 				t.Errorf("poisoning %.2f, want under %g", v.poisoning, want.poisoning)
 			}
+			if sc.clients > 1 && r.jain() < want.jain {
+				t.Errorf("Jain's index %.3f, want at least %g", r.jain(), want.jain)
+			}
+			for _, cut := range blackouts(r, prof, sc) {
+				t.Error(cut)
+			}
 		})
 	}
+}
+
+// blackouts lists the windows in which a client's limit fell below half of the limit the
+// window before, or of InitialLimit for a limiter's first, while the dependency was healthy:
+// no call timed out, and the calls in flight did not exceed the servers left to the clients.
+func blackouts(r *result, prof profile, sc *scenario) []string {
+	initial := cmp.Or(sc.limits.initial, adaptivelimit.DefaultInitialLimit)
+	before := make([]int, sc.clients)
+	for i := range before {
+		before[i] = initial
+	}
+	var cuts []string
+	for i, s := range r.timeline {
+		restarted := sc.restart > 0 && s.at > int64(sc.restart) && s.at-int64(sc.window) <= int64(sc.restart)
+		if restarted {
+			before[0] = initial
+		}
+		healthy := s.timeouts == 0 && s.meanIn <= prof.at(s.at-1).slots()
+		for c, limit := range s.limits {
+			if healthy && 2*limit < before[c] {
+				cuts = append(cuts, fmt.Sprintf("window %d, client %d: the limit fell from %d to %d with a healthy dependency", i, c, before[c], limit))
+			}
+			before[c] = limit
+		}
+	}
+	return cuts
 }
 
 // The tables in the README and docs/simulation.md are what the committed

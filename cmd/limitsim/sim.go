@@ -18,6 +18,7 @@ type simulation struct {
 
 	clock     *adaptivelimit.ManualClock
 	gates     []gate // one per client
+	retired   []gate // the gates of clients that restarted, which their calls admitted before release
 	sources   []*source
 	steps     []capacityStep
 	calls     callTable
@@ -82,18 +83,25 @@ func simulate(sc *scenario, prof profile, p policy) (*result, error) {
 		s.sources = append(s.sources, newNeighbour(sc.seed, s.peak, sc))
 		s.schedule(int32(i), 0)
 	}
-	s.run()
-	for _, g := range s.gates {
+	if err := s.run(); err != nil {
+		return nil, err
+	}
+	for _, g := range append(s.gates, s.retired...) {
 		s.rec.res.leaked += g.inFlight()
 	}
 	return s.rec.res, nil
 }
 
-// run processes events in time order until nothing is left. At one instant a
+// run processes events in time order until nothing is left, or a restarted client's gate
+// cannot be built. At one instant a
 // window's sample comes first (it describes the window that just ended), then
 // a capacity change, completions, deadlines and arrivals.
-func (s *simulation) run() {
+func (s *simulation) run() error {
 	const never = int64(math.MaxInt64)
+	restartAt := int64(s.sc.restart)
+	if restartAt <= 0 || restartAt >= s.end {
+		restartAt = never
+	}
 	for {
 		tickAt, stepAt, heapAt, deadline := never, never, never, never
 		if s.nextTick <= s.end {
@@ -108,10 +116,16 @@ func (s *simulation) run() {
 		if s.deadlines.len() > 0 {
 			deadline = s.calls.calls[s.deadlines.front()].arrival + s.timeout
 		}
-		first := min(tickAt, stepAt, heapAt, deadline)
+		first := min(tickAt, stepAt, heapAt, deadline, restartAt)
 		switch {
 		case first == never:
-			return
+			return nil
+		case restartAt == first && tickAt != first:
+			s.clock.Set(first)
+			if err := s.restartClient(0); err != nil {
+				return err
+			}
+			restartAt = never
 		case tickAt == first:
 			s.rec.sample(tickAt, s.dep.servers, s.gates, s.sc.window.Seconds())
 			s.nextTick += int64(s.sc.window)
@@ -130,6 +144,23 @@ func (s *simulation) run() {
 			s.arrive(s.events.pop().id, first)
 		}
 	}
+}
+
+// restartClient gives client c a new gate, as a restarted process has: an adaptive policy's
+// limiter starts again from its initial limit. The calls admitted before release the old
+// gate's slots. A fixed bulkhead is the same bulkhead after a restart.
+func (s *simulation) restartClient(c int) error {
+	p := s.rec.res.policy
+	if !p.adaptive() {
+		return nil
+	}
+	g, err := p.newGate(s.clock, s.sc.clients+c, s.sc)
+	if err != nil {
+		return err
+	}
+	s.retired = append(s.retired, s.gates[c])
+	s.gates[c] = g
+	return nil
 }
 
 // schedule plans source i's next call at gap from now, if that is before the end.
