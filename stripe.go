@@ -27,8 +27,8 @@ type pad [cacheLineSize]byte
 // year.
 //
 // The stripe also holds the P's lease (lease.go): its cache of idle slots, the calls that
-// took and freed a slot on the P, and the highest bound on the calls in flight for which the
-// P counted them exactly in the current window.
+// took and freed a slot on the P under leases, and the highest bound on the calls in flight
+// for which the P counted them in the current window.
 type stripe struct {
 	latencyLow  uint64 // sum of latencies mod 2^32, in clock units
 	latencyHigh uint64 // sum of latencies >> 32
@@ -36,12 +36,11 @@ type stripe struct {
 	drops       uint64
 	peak        uint64 // window id << 32 | the most calls in flight a sample saw in that window
 
-	cache    int64  // idle slots the P holds; other Ps may take them all at once
-	acquired uint64 // calls that took a slot on this P
-	released uint64 // calls that freed a slot on this P
+	cache    int64  // idle slots the P keeps; another P may take them all at once
+	acquired uint64 // calls counted under leases that took a slot on this P
+	released uint64 // calls counted under leases that freed a slot on this P
 	counted  uint64 // the highest bound on the calls in flight counted here in this window
-	idle     int64  // the slots idle in other Ps' caches while this P alone works (inflight.go)
-	_        [cacheLineSize - 10*8]byte
+	_        [cacheLineSize - 9*8]byte
 }
 
 // counter is a rejection counter with a line of its own.
