@@ -40,13 +40,8 @@ type stripe struct {
 	acquired uint64 // calls counted under leases that took a slot on this P
 	released uint64 // calls counted under leases that freed a slot on this P
 	counted  uint64 // the highest bound on the calls in flight counted here in this window
-	_        [cacheLineSize - 9*8]byte
-}
-
-// counter is a rejection counter with a line of its own.
-type counter struct {
-	n uint64
-	_ [cacheLineSize - 8]byte
+	rejected uint64 // calls rejected on this P
+	_        [cacheLineSize - 10*8]byte
 }
 
 // stripes are a power of two of sample stripes, one per P when New ran, and as many
@@ -55,7 +50,6 @@ type counter struct {
 // a power of two of lines, which the allocator serves without waste.
 type stripes struct {
 	s        []stripe
-	rejected []counter
 	mask     uintptr
 	overflow *stripe
 }
@@ -65,7 +59,7 @@ func newStripes(overflow *stripe) stripes {
 	for n < runtime.GOMAXPROCS(0) {
 		n <<= 1
 	}
-	return stripes{s: make([]stripe, n), rejected: make([]counter, n), mask: uintptr(n - 1), overflow: overflow}
+	return stripes{s: make([]stripe, n), mask: uintptr(n - 1), overflow: overflow}
 }
 
 // The P id comes from the runtime, which keeps these links open for outside packages.
@@ -132,12 +126,10 @@ func (ss *stripes) sum(id uint64) totals {
 		t.latencyHigh += atomic.LoadUint64(&s.latencyHigh)
 		t.samples += atomic.LoadUint64(&s.samples)
 		t.drops += atomic.LoadUint64(&s.drops)
+		t.rejected += atomic.LoadUint64(&s.rejected)
 		if p := atomic.LoadUint64(&s.peak); p>>32 == id&peakMask {
 			t.maxInFlight = max(t.maxInFlight, p&peakMask)
 		}
-	}
-	for i := range ss.rejected {
-		t.rejected += atomic.LoadUint64(&ss.rejected[i].n)
 	}
 	return t
 }
