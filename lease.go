@@ -158,19 +158,24 @@ func (l *Limiter) endLeases() {
 }
 
 // release frees the slot of a call that finished on the P of s, to which the goroutine is
-// pinned: to the P's cache where keep says so, else to the shared count. counted is the
-// call's, from take. A slot that was not held makes it report false, leaving the counts as
-// they were.
+// pinned. counted is the call's, from take. A slot that was not held makes it report false,
+// leaving the counts as they were.
 func (l *Limiter) release(s *stripe, own, counted bool) (held bool) {
 	if l.mode != leasing {
 		return l.slots.release()
 	}
+	return l.releaseLeased(s, own, counted)
+}
+
+// releaseLeased is release under leases: to the P's cache where leases are on and keep says
+// so, else to the shared count.
+func (l *Limiter) releaseLeased(s *stripe, own, counted bool) (held bool) {
 	if counted {
 		// Counted before the slot is freed, and after it was taken: the calls in flight
 		// that the stripes add up to may be too few for a moment, never too many.
 		s.add(&s.released, 1, own)
 	}
-	if own && l.keep(s) || l.slots.release() {
+	if own && l.slots.lease.Load()&leaseOn != 0 && l.keep(s) || l.slots.release() {
 		return true
 	}
 	if counted {
@@ -180,14 +185,13 @@ func (l *Limiter) release(s *stripe, own, counted bool) (held bool) {
 }
 
 // keep puts a finished call's slot in the cache of s, which the P that the goroutine is
-// pinned to owns, and reports whether it did: where leases are on, less than half of the limit
-// is taken, the cache holds fewer than cacheCap, nobody waits, and the cache did not change
+// pinned to owns, and reports whether it did: where less than half of the limit is taken, the cache holds fewer than cacheCap, nobody waits, and the cache did not change
 // meanwhile. The count holds the cached and held slots at every moment, so a count no higher
 // than the cache says that the slot was not held: the shared count's release finds that.
 func (l *Limiter) keep(s *stripe) bool {
 	sl := &l.slots
-	w, g, c := sl.lease.Load(), sl.taken.Load(), atomic.LoadInt64(&s.cache)
-	if w&leaseOn == 0 || 2*g >= sl.limit.Load() || c >= sl.cacheCap.Load() || g <= c ||
+	g, c := sl.taken.Load(), atomic.LoadInt64(&s.cache)
+	if 2*g >= sl.limit.Load() || c >= sl.cacheCap.Load() || g <= c ||
 		l.wait.count.Load() != 0 || !atomic.CompareAndSwapInt64(&s.cache, c, c+1) {
 		return false
 	}

@@ -215,7 +215,12 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 		now = l.nowHolding(p.counted) // a Clock may block, so it is read before the P is pinned
 		s, own = l.stripes.pin()
 	}
-	held := l.release(s, own, p.counted)
+	var held bool
+	if l.mode == leasing {
+		held = l.releaseLeased(s, own, p.counted)
+	} else {
+		held = l.slots.release() // the one-P call's path, inlined
+	}
 	if held {
 		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight)
 		if own {
