@@ -162,6 +162,22 @@ func park(l *Limiter, procs int) {
 	wg.Wait()
 }
 
+// parkEverywhere puts slots of l straight in every P's cache, as finished calls on every P
+// would, so that whichever P a goroutine runs on, other Ps hold idle slots.
+func parkEverywhere(l *Limiter) {
+	if l.mode != leasing {
+		return
+	}
+	for i := range l.stripes.s {
+		for k := l.slots.cacheCap.Load(); k > 0 && l.slots.taken.Load() < l.slots.limit.Load(); k-- {
+			l.slots.taken.Add(1)
+			atomic.AddInt64(&l.stripes.s[i].cache, 1)
+		}
+	}
+	l.slots.lease.Or(leaseOn)
+	l.slots.markCached()
+}
+
 // Under every limit, with more goroutines than Ps, never more calls hold a slot than the
 // limit; afterwards no slot is lost and none invented.
 func TestLeaseStress(t *testing.T) {
@@ -261,6 +277,8 @@ func TestNoFalseRejection(t *testing.T) {
 					require.Positive(t, l.cached(), "slots are parked")
 				}
 				requireExactly(t, l, limit)
+				parkEverywhere(l)
+				requireExactly(t, l, limit)
 			})
 		}
 	})
@@ -299,6 +317,18 @@ func TestLeaseLimitMoves(t *testing.T) {
 	})
 }
 
+// A limit lowered while caches hold idle slots (as a finishing call that read leases on a
+// moment before a window closed may leave them): no cached slot serves a call above it.
+func TestLeaseLowerLimitDrainsCaches(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		l, err := New(Config{InitialLimit: 64, MaxLimit: 64})
+		require.NoError(t, err)
+		parkEverywhere(l)
+		l.setLimit(2)
+		requireExactly(t, l, 2)
+	})
+}
+
 // One goroutine's calls are counted exactly, in InFlight and in the window's most calls in
 // flight, even with slots parked in other Ps' caches.
 func TestLeaseExactInFlight(t *testing.T) {
@@ -318,6 +348,26 @@ func TestLeaseExactInFlight(t *testing.T) {
 			acquireN(t, l, 1)[0].Done(nil)
 			require.Equal(t, n, l.Snapshot().Last.MaxInFlight)
 		}
+	})
+}
+
+// With idle slots parked in every P's cache, one goroutine's calls still report the calls in
+// flight exactly: never the slots idle in other Ps' caches.
+func TestLeaseInFlightWithParkedSlots(t *testing.T) {
+	forEachProcs(t, func(t *testing.T, procs int) {
+		l, clock := newManual(t, Config{InitialLimit: 200, MinLimit: 200, MaxLimit: 200, MinWindowSamples: 1})
+		parkEverywhere(l)
+		if l.mode == leasing {
+			require.Positive(t, l.cached())
+		}
+		held := acquireN(t, l, 20)
+		require.Equal(t, 20, l.InFlight())
+		for i := range held {
+			held[i].Done(nil)
+		}
+		clock.Advance(time.Second)
+		acquireN(t, l, 1)[0].Done(nil) // closes the window
+		require.Equal(t, 20, l.Snapshot().Last.MaxInFlight)
 	})
 }
 
