@@ -161,10 +161,17 @@ func (l *Limiter) endLeases() {
 // pinned. counted is the call's, from take. A slot that was not held makes it report false,
 // leaving the counts as they were.
 func (l *Limiter) release(s *stripe, own, counted bool) (held bool) {
-	if l.mode != leasing {
+	if l.releasesShared(own, counted) {
 		return l.slots.release()
 	}
 	return l.releaseLeased(s, own, counted)
+}
+
+// releasesShared reports whether a call that finished on a P, which owns its stripe or not,
+// frees its slot in the shared count alone, as with one P: it was not counted under leases,
+// and leases are off or the P keeps no cache.
+func (l *Limiter) releasesShared(own, counted bool) bool {
+	return l.mode != leasing || !counted && (!own || l.slots.lease.Load()&leaseOn == 0)
 }
 
 // releaseLeased is release under leases: to the P's cache where leases are on and keep says

@@ -215,11 +215,11 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 		now = l.nowHolding(p.counted) // a Clock may block, so it is read before the P is pinned
 		s, own = l.stripes.pin()
 	}
-	var held bool
-	if l.mode == leasing {
-		held = l.releaseLeased(s, own, p.counted)
+	var held bool // release, inlined where no cache is involved: the one-P call's path
+	if l.releasesShared(own, p.counted) {
+		held = l.slots.release()
 	} else {
-		held = l.slots.release() // the one-P call's path, inlined
+		held = l.releaseLeased(s, own, p.counted)
 	}
 	if held {
 		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight)
