@@ -10,31 +10,37 @@ import (
 //
 // The shared count (slots.taken) is the slots that calls hold plus those idle in the Ps'
 // caches (stripe.cache). It is raised only by a compare-and-swap that keeps it within the
-// limit, so at most limit calls ever hold a slot.
+// limit, and a slot enters a cache only from a call that held it, so at most limit calls ever
+// hold a slot. The lease word beside the count (slots.lease) says how far the caches are in
+// play: leaseOn, cachedFlag, and a count of the Ps emptying the caches (sweeping).
 //
-//   - While no two Ps contend for the count, calls take and free slots in the shared count,
-//     as with one P: the count is then the calls in flight, exactly. A compare-and-swap that
-//     fails because another P took a slot meanwhile turns leases on (leaseOn, in the lease
-//     word beside the count), until the window closes.
-//   - With leases on, a finished call keeps its slot in its P's cache, where nobody waits, the
-//     cache is not full and less than half of the limit is taken: there is room to spare, so a
-//     cached slot is seldom wanted on another P. Its P's next call takes it back with a
-//     compare-and-swap on the P's own line. Other calls take from the shared count.
-//   - A caller that finds every slot taken while a cache may hold idle ones (cachedFlag)
-//     gives every cache's idle slots back to the count (reclaim) and tries again, so that it
-//     is rejected only when calls hold every slot. Near a full limit nothing is cached, so in
-//     steady overload this happens once and a rejection is three loads, two compares and its
-//     count. A lower limit is met the same way: no call takes a cached slot while the count
-//     is above the limit. A higher limit is there for the next call.
-//   - The closing window turns leases off and empties the caches, so that calls made one at
-//     a time, by one goroutine on whatever P, go back to the exact shared count at once.
+//   - While no cache may hold an idle slot, a call takes its slot from the shared count with
+//     a compare-and-swap, without pinning its P, and frees it there, as with one P: the count
+//     is then the calls in flight. A compare-and-swap that fails because another P took a
+//     slot meanwhile sets leaseOn, until the window closes.
+//   - With leaseOn, a call that finishes keeps its slot in its P's cache (keep) where nobody
+//     waits, the cache holds fewer than cacheCap and less than half of the limit is taken:
+//     there is room to spare, so a cached slot is seldom wanted on another P. It sets
+//     cachedFlag after the slot is in. While cachedFlag is set, a call pins its P and takes a
+//     slot from the P's cache with a compare-and-swap on the P's own line, or else from the
+//     shared count (takeLeased), and counts itself in the P's stripe (counted).
+//   - A call that finds every slot taken while cachedFlag is set clears it, gives every
+//     cache's idle slots back to the count with a swap per P, and tries again (reclaim); one
+//     that finds another P doing so waits for it. A call is so rejected only when calls hold
+//     every slot. Near a full limit nothing is cached, so in steady overload this happens
+//     once, and a rejection is three loads, two compares and its count. No call takes a
+//     cached slot while the count is above the limit, so a lower limit empties the caches
+//     before anyone is admitted; a higher limit is there for the next call.
+//   - The closing window clears leaseOn and empties the caches, so that calls made one at a
+//     time, by one goroutine on whatever P, never contend and use the exact shared count.
 //
-// Each call reports the calls in flight with it. Where no cache may hold an idle slot, that
-// is the count. Else it is the calls that took a slot under leases less those that freed one
-// (stripe.acquired and stripe.released, read in that order over every stripe: never above
-// the truth), counted only where the call's bound (the count less its P's cache) rose above
-// the highest bound its P counted for in this window, and 1 otherwise. A slot that a call is
-// still putting in its cache is counted for that call until the flag is set after it.
+// Each call reports the calls in flight with it, itself included. Where the lease word, read
+// before the count, says that no cache may hold an idle slot, that is the count (a slot that
+// a call is putting in its cache is counted for that call until the flag is set after it).
+// Else it is the calls counted in the stripes that took a slot less those that freed one
+// (held: never above the truth), and, to spare a read of every P's line per call, only where
+// the call's bound (the count less its P's cache) rose above the highest bound its P counted
+// for in this window; a call that does not count reports 1.
 
 // maxCached is the most idle slots a P's cache keeps.
 const maxCached = 16
