@@ -2,293 +2,283 @@ package adaptivelimit
 
 import (
 	"math/bits"
+	"runtime"
 	"sync/atomic"
 )
 
-// Slots are leased to Ps. The shared count (slots.taken) counts the slots that calls hold
-// plus those that Ps hold idle in their caches, and never goes above the limit, so at most
-// limit calls ever hold a slot. A call takes a slot from its P's cache, with an atomic on a
-// line that only that P writes but other Ps may empty, and goes to the shared count only when
-// the cache is empty, taking a batch. A finished call puts its slot back in its P's cache
-// while the slots taken are within the limit, and gives it back to the shared count where they
-// are above it, where the cache is full, or where callers wait for a slot, so that a freed
-// slot goes to a waiter before it is cached.
+// The slot path under leases (more than one P when New ran). This is its one description.
 //
-// A caller that finds every slot taken takes the idle slots of every cache back to the
-// shared count before it is rejected, so that it is rejected only when calls hold every
-// slot. A lower limit than the slots taken is met the same way: no call takes a cached slot
-// while the slots taken are above the limit, and the first call that finds them so empties
-// the caches. A higher limit is there for the next call.
+// The shared count (slots.taken) is the slots that calls hold plus those idle in the Ps'
+// caches (stripe.cache). It is raised only by a compare-and-swap that keeps it within the
+// limit, and a slot enters a cache only from a call that held it, so at most limit calls ever
+// hold a slot. The lease word beside the count (slots.lease) says how far the caches are in
+// play: leaseOn, cachedFlag, and a count of the Ps emptying the caches (sweeping).
 //
-// Slots move into a cache after the shared count took them, and out of it before the count
-// gives them back, so that the count never holds fewer than the held and cached slots.
+//   - While no cache may hold an idle slot, a call takes its slot from the shared count with
+//     a compare-and-swap, without pinning its P, and frees it there, as with one P: the count
+//     is then the calls in flight. A compare-and-swap that fails because another P took a
+//     slot meanwhile sets leaseOn, until the window closes.
+//   - With leaseOn, a call that finishes keeps its slot in its P's cache (keep) where nobody
+//     waits, the cache holds fewer than cacheCap and less than half of the limit is taken:
+//     there is room to spare, so a cached slot is seldom wanted on another P. It sets
+//     cachedFlag after the slot is in. While cachedFlag is set, a call pins its P and takes a
+//     slot from the P's cache with a compare-and-swap on the P's own line, or else from the
+//     shared count (takeLeased), and counts itself in the P's stripe (counted).
+//   - A call that finds every slot taken while cachedFlag is set clears it, gives every
+//     cache's idle slots back to the count with a swap per P, and tries again (reclaim); one
+//     that finds another P doing so waits for it. A call is so rejected only when calls hold
+//     every slot. Near a full limit nothing is cached, so in steady overload this happens
+//     once, and a rejection is three loads, two compares and its count. No call takes a
+//     cached slot while the count is above the limit, so a lower limit empties the caches
+//     before anyone is admitted; a higher limit is there for the next call.
+//   - The closing window clears leaseOn and empties the caches, so that calls made one at a
+//     time, by one goroutine on whatever P, never contend and use the exact shared count.
 //
-// Before a P moves a slot it makes sure that it is the one P working, or that several are
-// (settle, in inflight.go), and it says in the shared line that it moves slots to or from the
-// shared count (startMoving): the calls in flight that each call reports depend on both.
-//
-// Leases pay where several Ps share a limiter. With one P when New runs, there is nothing to
-// share: calls take and free slots in the shared count, and the P keeps no cache.
+// Each call reports the calls in flight with it, itself included. Where the lease word, read
+// before the count, says that no cache may hold an idle slot, that is the count (a slot that
+// a call is putting in its cache is counted for that call until the flag is set after it).
+// Else it is the calls counted in the stripes that took a slot less those that freed one
+// (held: never above the truth), and, to spare a read of every P's line per call, only where
+// the call's bound (the count less its P's cache) rose above the highest bound its P counted
+// for in this window; a call that does not count reports 1.
 
-// maxBatch is the most slots a P takes from the shared count at once; its cache holds twice
-// as many.
-const maxBatch = 16
+// maxCached is the most idle slots a P's cache keeps.
+const maxCached = 16
 
-// setLimit moves the limit, and the batches of slots that Ps take with it: a limit's worth of
-// slots, split over the stripes (the Ps at New, rounded up to a power of two), in batches of
-// a quarter of each one's share, so that the caches keep about half of the limit at most (a
-// batch can land on a cache that calls refilled meanwhile, more while the limit moves). The
-// batch is kept beside the limit, which every finishing call reads with it.
+// setLimit moves the limit, and the most slots that a P's cache keeps with it: a quarter of
+// each P's share of the limit, between 1 and maxCached. The cap is kept beside the limit,
+// which every finishing call reads with it.
 func (l *Limiter) setLimit(limit int64) {
 	if l.mode == leasing {
 		shift := bits.Len(uint(l.stripes.mask)) + 2
-		l.slots.batch.Store(min(max(limit>>shift, 1), maxBatch))
+		l.slots.cacheCap.Store(min(max(limit>>shift, 1), maxCached))
 	}
 	l.slots.limit.Store(limit)
 }
 
-// take takes a slot where the limit has one and returns the calls in flight with it, or 0.
-// Acquire does the same, written out.
-func (l *Limiter) take() int64 {
+// take takes a slot, and returns the calls in flight with it, or 0 where calls hold every
+// slot; counted, where the call was counted in its stripe's acquired; and freed, where it
+// gave idle slots back to the shared count, which go to waiters first.
+func (l *Limiter) take() (n int64, counted, freed bool) {
+	sl := &l.slots
 	if l.mode != leasing {
-		return l.slots.tryTake()
+		n, ok := sl.tryAcquire()
+		if !ok {
+			n = 0
+		}
+		return n, false, false
 	}
-	_, limit, full := l.slots.allHeld()
-	if full {
-		return 0 // a rejection, without pinning the P
+	for {
+		if n := sl.takeShared(); n != 0 {
+			return n, false, freed
+		}
+		w := sl.lease.Load()
+		if w&cachedFlag != 0 {
+			if n := l.takeLeased(w); n != 0 {
+				return n, true, freed
+			}
+		}
+		if k, looked := l.reclaim(); looked {
+			freed = freed || k > 0
+			continue
+		}
+		switch w := sl.lease.Load(); {
+		case w <= leaseOn && sl.taken.Load() >= sl.limit.Load(): // read after the word: see allHeld
+			return 0, false, freed
+		case w >= sweeping:
+			runtime.Gosched() // another P gives the idle slots back: they are on their way
+		}
 	}
-	s, _ := l.stripes.pin()
-	n := l.takeCached(s, limit)
+}
+
+// takeShared takes a slot from the shared count where no cache may hold an idle one, and
+// returns the slots taken with it, which are then the calls in flight; or 0, where a cache
+// may hold one or every slot is taken. A compare-and-swap that another P's take made fail
+// turns leases on.
+func (s *slots) takeShared() int64 {
+	for {
+		w, n := s.lease.Load(), s.taken.Load()
+		if w > leaseOn || n >= s.limit.Load() {
+			return 0
+		}
+		if s.taken.CompareAndSwap(n, n+1) {
+			return n + 1
+		}
+		if w == 0 {
+			s.lease.Or(leaseOn)
+		}
+	}
+}
+
+// takeLeased takes a slot from the cache of the calling goroutine's P, or else from the
+// shared count, counting the call in the P's stripe, and returns the calls in flight with
+// it, or 0 where every slot is taken. w is the lease word, read before.
+func (l *Limiter) takeLeased(w int64) (n int64) {
+	sl := &l.slots
+	s, own := l.stripes.pin()
+	g, limit := sl.taken.Load(), sl.limit.Load()
+	if c := atomic.LoadInt64(&s.cache); c > 0 && g <= limit && atomic.CompareAndSwapInt64(&s.cache, c, c-1) {
+		bump(&s.acquired, 1) // only a P that owns its stripe caches
+		n = l.inFlight(s, w, g-c+1)
+	} else {
+		for ; g < limit; g, limit = sl.taken.Load(), sl.limit.Load() {
+			if sl.taken.CompareAndSwap(g, g+1) {
+				s.add(&s.acquired, 1, own)
+				n = l.inFlight(s, w, g+1-atomic.LoadInt64(&s.cache))
+				break
+			}
+		}
+	}
 	procUnpin()
-	if n != 0 {
-		return n
-	}
-	return l.takeShared()
-}
-
-// takeCached takes a slot from the cache of s, the stripe of the P that the calling
-// goroutine is pinned to, and returns the calls in flight with it, or 0 where takeIdle says
-// that it may not. limit is the limit, read before.
-//
-// The slots taken are read after the goroutine was pinned, and before the note: read before
-// the pin, they may have fallen since, as other calls on the P gave slots back or a P emptied
-// the caches; read after the note, they may count slots that another P moved after it took
-// the note from this one. The calls in flight that this call reports would be above the
-// truth. A P notes itself, or that several work, before it moves a slot, so a note that still
-// names this P after the count says that the count holds no other P's moves.
-func (l *Limiter) takeCached(s *stripe, limit int64) int64 {
-	g := l.slots.taken.Load()
-	alone, c := l.window.alone.Load(), atomic.LoadInt64(&s.cache)
-	if !takeIdle(s, alone, c, g, limit) {
-		return 0
-	}
-	bump(&s.acquired, 1)
-	return l.inFlight(s, alone, g-c+1)
-}
-
-// takeIdle takes a slot from the cache of s, which held c, and reports whether it could: not
-// where the P must settle first (alone is another P), the cache is empty or taken back, the
-// slots taken (g) are above the limit, which no cached slot may then serve, or the cache
-// changed since it held c. The overflow stripe's cache stays taken back.
-func takeIdle(s, alone *stripe, c, g, limit int64) bool {
-	return c > 0 && g <= limit && (alone == s || alone == &many) &&
-		atomic.CompareAndSwapInt64(&s.cache, c, c-1)
-}
-
-// takeShared takes a slot from the shared count, with a batch for the P's cache, emptying the
-// caches first where every slot is taken. It returns the calls in flight with it, or 0 where
-// calls hold every slot. Slots it gave back to the shared count go to waiters first.
-func (l *Limiter) takeShared() int64 {
-	n, freed := l.takeBatch()
-	if freed {
-		l.passOn()
-	}
 	return n
 }
 
-// takeBatch is takeShared, but leaves the slots it freed to its caller: freed reports that it
-// gave slots back to the shared count.
-func (l *Limiter) takeBatch() (n int64, freed bool) {
+// reclaim gives every cache's idle slots back to the shared count where a cache may hold
+// some, and returns how many it gave back and whether it looked: not where no cache may hold
+// any, or where another P looks at once (the caller waits for it).
+func (l *Limiter) reclaim() (n int64, looked bool) {
 	sl := &l.slots
-	if l.mode != leasing {
-		return sl.tryTake(), false
+	w := sl.lease.Load()
+	if w&cachedFlag == 0 || !sl.lease.CompareAndSwap(w, w-cachedFlag+sweeping) {
+		return 0, false
 	}
-	s, own := l.stripes.pin()
-	defer procUnpin()
-	l.settle(s, own)
-	if n := l.takeCached(s, sl.limit.Load()); n != 0 { // settling may have made it the one P
-		return n, false
+	for i := range l.stripes.s {
+		n += atomic.SwapInt64(&l.stripes.s[i].cache, 0)
 	}
-	for {
-		g, limit := sl.taken.Load(), sl.limit.Load()
-		if g < limit {
-			k := int64(1)
-			if own {
-				k = min(sl.batch.Load(), limit-g)
-			}
-			if !l.startMoving(s, own) {
-				continue
-			}
-			if !sl.taken.CompareAndSwap(g, g+k) {
-				sl.idle.Add(-moving)
-				continue
-			}
-			if k > 1 && !l.cache(s, k-1) {
-				sl.taken.Add(1 - k) // the cache was taken back meanwhile: the P is no longer alone
-			}
-			s.add(&s.acquired, 1, own)
-			sl.idle.Add(-moving)
-			// The note is read again, after the count: see takeCached.
-			g := sl.taken.Load()
-			return l.inFlight(s, l.window.alone.Load(), g-cached(s)), freed
-		}
-		switch w := sl.idle.Load(); {
-		case w == 0 && sl.taken.Load() >= sl.limit.Load(): // read after the word: see allHeld
-			return 0, freed
-		case w&cachedFlag == 0:
-			continue // another P is emptying the caches, or has just: the slots are on their way
-		}
-		if !l.startMoving(s, own) {
-			continue
-		}
-		sl.idle.And(^cachedFlag) // before the caches are read: see markCached
-		if idle := l.stripes.reclaim(); idle > 0 {
-			sl.taken.Add(-idle)
-			l.relearn()
-			freed = true
-		}
-		sl.idle.Add(-moving)
+	if n != 0 {
+		sl.taken.Add(-n)
+		l.stripes.recount() // every P's bound fell with the count
 	}
+	sl.lease.Add(-sweeping)
+	return n, true
 }
 
-// startMoving says that the P of s, pinned, moves slots between the shared count and the
-// calls or the caches: it takes slots for a call and its cache, or every cache's idle slots
-// back. Meanwhile the count holds slots that are neither held nor cached, or held but not yet
-// counted as taken (stripe.acquired), which a P that counts on its own (inflight.go) would
-// take for idle slots or calls in flight; so a P takes the note only once no P moves slots
-// (settle). That is where the P of s may still move them: where the note names it, or says
-// that several Ps work. Else it settles again and reports false.
-func (l *Limiter) startMoving(s *stripe, own bool) bool {
-	l.slots.idle.Add(moving)
-	if a := l.window.alone.Load(); a == s || a == &many {
-		return true
+// endLeases turns leases off and empties the caches, as a window closes.
+func (l *Limiter) endLeases() {
+	if l.slots.lease.Load()&leaseOn != 0 {
+		l.slots.lease.And(^leaseOn)
 	}
-	l.slots.idle.Add(-moving)
-	l.settle(s, own)
-	return false
-}
-
-// cache adds k slots that the P of s took from the shared count to its cache, and reports
-// whether it could: not where another P took the cache back (revoke).
-func (l *Limiter) cache(s *stripe, k int64) bool {
-	for {
-		c := atomic.LoadInt64(&s.cache)
-		if c < 0 {
-			return false
-		}
-		if atomic.CompareAndSwapInt64(&s.cache, c, c+k) {
-			l.slots.markCached()
-			return true
-		}
+	if n, _ := l.reclaim(); n != 0 {
+		l.passOn()
 	}
 }
 
 // release frees the slot of a call that finished on the P of s, to which the goroutine is
-// pinned: to the P's cache where mayCache says so, else to the shared count. A slot that was
-// not held makes it report false, leaving the counts as they were. Done does the same,
-// written out.
-func (l *Limiter) release(s *stripe, own bool) (held bool) {
-	if l.mode != leasing {
+// pinned. counted is the call's, from take. A slot that was not held makes it report false,
+// leaving the counts as they were.
+func (l *Limiter) release(s *stripe, own, counted bool) (held bool) {
+	if l.releasesShared(own, counted) {
 		return l.slots.release()
 	}
-	g, c := l.slots.taken.Load(), atomic.LoadInt64(&s.cache)
-	return own && l.mayCache(g, c) && l.cacheSlot(s, c) || l.releaseShared(s, own)
+	return l.releaseLeased(s, own, counted)
 }
 
-// mayCache reports whether a call that finished on a P may put its slot in the P's cache,
-// which held c when the slots taken were g: where the cache was not taken back, the slots
-// taken are within the limit, nobody waits for a slot and the cache holds fewer than two
-// batches. Only the P adds to its cache, and the shared count holds the slots cached and held
-// at every moment, so a count no higher than the cache says that the call's slot was not
-// held: releaseShared finds that.
-//
-// A cache that was not taken back is the P's to fill: a P takes every other cache back before
-// it takes the note that it works alone (settle), and the overflow stripe's stays taken back.
-func (l *Limiter) mayCache(g, c int64) bool {
+// releasesShared reports whether a call that finished on a P, which owns its stripe or not,
+// frees its slot in the shared count alone, as with one P: it was not counted under leases,
+// and leases are off or the P keeps no cache.
+func (l *Limiter) releasesShared(own, counted bool) bool {
+	return l.mode != leasing || !counted && (!own || l.slots.lease.Load()&leaseOn == 0)
+}
+
+// releaseLeased is release under leases: to the P's cache where leases are on and keep says
+// so, else to the shared count.
+func (l *Limiter) releaseLeased(s *stripe, own, counted bool) (held bool) {
+	if counted {
+		// Counted before the slot is freed, and after it was taken: the calls in flight
+		// that the stripes add up to may be too few for a moment, never too many.
+		s.add(&s.released, 1, own)
+	}
+	if own && l.slots.lease.Load()&leaseOn != 0 && l.keep(s) || l.slots.release() {
+		return true
+	}
+	if counted {
+		s.add(&s.released, ^uint64(0), own)
+	}
+	return false
+}
+
+// keep puts a finished call's slot in the cache of s, which the P that the goroutine is
+// pinned to owns, and reports whether it did: where less than half of the limit is taken, the cache holds fewer than cacheCap, nobody waits, and the cache did not change
+// meanwhile. The count holds the cached and held slots at every moment, so a count no higher
+// than the cache says that the slot was not held: the shared count's release finds that.
+func (l *Limiter) keep(s *stripe) bool {
 	sl := &l.slots
-	return c >= 0 && g > c && g <= sl.limit.Load() && c < 2*sl.batch.Load() && l.wait.count.Load() == 0
-}
-
-// cacheSlot puts a finished call's slot in the cache of s, the stripe of the P that the
-// goroutine is pinned to, which held c, and reports whether it could: not where the cache
-// changed meanwhile.
-func (l *Limiter) cacheSlot(s *stripe, c int64) bool {
-	// Counted before the slot is freed, and after it was taken: InFlight, which reads these
-	// counts, may count too few calls for a moment, never too many.
-	bump(&s.released, 1)
-	if !atomic.CompareAndSwapInt64(&s.cache, c, c+1) {
-		bump(&s.released, ^uint64(0))
+	g, c := sl.taken.Load(), atomic.LoadInt64(&s.cache)
+	if 2*g >= sl.limit.Load() || c >= sl.cacheCap.Load() || g <= c ||
+		l.wait.count.Load() != 0 || !atomic.CompareAndSwapInt64(&s.cache, c, c+1) {
 		return false
 	}
 	if c == 0 {
-		l.slots.markCached() // see markCached: a cache that held slots is flagged already
-	}
-	return true
-}
-
-// releaseShared frees the slot of a call that finished on the P of s, pinned, to the shared
-// count, settling the P first where it must.
-func (l *Limiter) releaseShared(s *stripe, own bool) (held bool) {
-	if alone := l.window.alone.Load(); alone != s && alone != &many {
-		l.settle(s, own)
-	}
-	s.add(&s.released, 1, own)
-	if g := l.slots.taken.Load(); g <= cached(s) || !l.slots.release() {
-		s.add(&s.released, ^uint64(0), own)
-		return false
+		sl.markCached() // a cache that held slots is flagged already: see markCached
 	}
 	return true
 }
 
 // free frees a slot, panics if it was not held, and passes it on to a waiter if any.
-func (l *Limiter) free() {
-	if !l.unhold() {
+func (l *Limiter) free(counted bool) {
+	if !l.unhold(counted) {
 		panicFinishedTwice() // unpinned: the runtime does not let a pinned goroutine panic
 	}
 	l.passOn()
 }
 
 // unhold frees a slot, and reports whether it was held.
-func (l *Limiter) unhold() bool {
+func (l *Limiter) unhold(counted bool) bool {
 	s, own := l.stripes.pin()
-	held := l.release(s, own)
+	held := l.release(s, own, counted)
 	procUnpin()
 	return held
 }
 
-// revoked marks a cache that another P took back from the P that owns it (settle): the
-// owner must settle before it moves a slot in or out of it again. It is the sign bit, so that
-// a revoked cache reads as empty, and as not able to take a slot, without another compare.
-const revoked = -1 << 63
+// inFlight returns the calls in flight with a call that took a slot on the P of s, under
+// leases: upper, the shared count less the P's cache after the take, where the lease word w,
+// read before the count, says that no cache may hold an idle slot; else a count.
+func (l *Limiter) inFlight(s *stripe, w, upper int64) int64 {
+	if w <= leaseOn {
+		return upper
+	}
+	if uint64(upper) <= atomic.LoadUint64(&s.counted) {
+		return 1
+	}
+	return l.countInFlight(s, upper)
+}
 
-// cached is the idle slots in the cache of s.
-func cached(s *stripe) int64 { return atomic.LoadInt64(&s.cache) &^ revoked }
+// countInFlight counts the calls in flight, and records upper as counted for the P of s.
+//
+//go:noinline
+func (l *Limiter) countInFlight(s *stripe, upper int64) int64 {
+	n := l.stripes.held()
+	if s != l.stripes.overflow {
+		atomic.StoreUint64(&s.counted, uint64(upper))
+	}
+	return max(n, 1)
+}
 
-// reclaim empties every P's cache and returns how many idle slots it took. A cache that was
-// taken back stays so.
-func (ss *stripes) reclaim() int64 {
-	var n int64
+// recount forgets the bounds the Ps counted for, so that their next calls count the calls in
+// flight again: at a window's start, and after the caches were emptied. A bound of 1 needs
+// no count: the call is alone.
+func (ss *stripes) recount() {
 	for i := range ss.all() {
-		c := &ss.at(i).cache
-		for {
-			k := atomic.LoadInt64(c)
-			if k&^revoked == 0 || atomic.CompareAndSwapInt64(c, k, k&revoked) {
-				n += k &^ revoked
-				break
-			}
+		if c := &ss.at(i).counted; atomic.LoadUint64(c) > 1 {
+			atomic.StoreUint64(c, 1)
 		}
 	}
-	return n
+}
+
+// held returns the calls that took a slot under leases and hold it: every stripe's calls
+// that took one, less every stripe's calls that freed one, read afterwards. The first sum is
+// no more than the slots taken at any moment between the two passes, and the second at least
+// those freed by then, so the count is never above the truth at that moment: it is exact
+// when nothing runs beside it, and may be below zero while calls finish on other Ps.
+func (ss *stripes) held() int64 {
+	var acquired, released uint64
+	for i := range ss.all() {
+		acquired += atomic.LoadUint64(&ss.at(i).acquired)
+	}
+	for i := range ss.all() {
+		released += atomic.LoadUint64(&ss.at(i).released)
+	}
+	return int64(acquired - released)
 }
 
 // add adds d to one of the counters of s, a stripe of the calling P, with a plain add where

@@ -27,14 +27,12 @@ type Limiter struct {
 	mode        mode // Disabled and DryRun, in one compare for Acquire
 	rejection   *LimitExceededError
 	windowUnits int64
-	ticksFirst  bool // leases read the tick counter before they take a slot (Acquire)
 
 	// Owned by the goroutine that holds closing.
-	closing     atomic.Bool
-	manyWindows uint32 // windows in a row that closed with several Ps working (inflight.go)
-	algorithm   algorithm
-	read        totals // what the last closed window read from the stripes
-	published   published
+	closing   atomic.Bool
+	algorithm algorithm
+	read      totals // what the last closed window read from the stripes
+	published published
 
 	cfg Config
 
@@ -76,8 +74,6 @@ func New(c Config) (*Limiter, error) {
 	case runtime.GOMAXPROCS(0) > 1:
 		l.mode = leasing
 	}
-	l.overflow.cache = revoked // see takeIdle
-	l.ticksFirst = l.mode == leasing && l.timed() && l.src.kind == sourceTicks
 	l.windowUnits = l.src.units(c.Window)
 	l.setLimit(int64(c.InitialLimit))
 	l.window.end.Store(later(l.src.now(), l.windowUnits))
@@ -93,65 +89,38 @@ func (l *Limiter) Acquire() (Permit, error) {
 		panicUnusable()
 	}
 	// The zero Limiter's limit is 0, so it takes this branch, and reject panics.
-	if l.slots.full() && l.mode == enforcing {
-		// Checked before tryAcquire, which checks again, so that a rejection runs straight
-		// through: two loads, a compare and the count, with no jump.
-		return l.reject()
-	}
-	if l.mode == leasing {
-		// take, written out: calling it made a call on two Ps 4-6% slower (bench/README.md).
-		// A full limit was checked above, as without leases, so that a rejection costs the
-		// same; allHeld reads the caches' flag too.
-		_, limit, full := l.slots.allHeld()
-		if full {
-			return l.reject() // without pinning the P or reading the clock
-		}
-		// With the tick counter the clock is read before the slot is taken, as Netflix reads
-		// its clock before it counts the call in flight, so that the pin's loads overlap the
-		// read. A call's start moves by the few nanoseconds of the take. Without leases it is
-		// read after: one Acquire for both modes measured 0.5-5% slower with one P.
-		start := int64(untimed)
-		if l.ticksFirst {
-			start = clock.Ticks()
-		}
-		s, _ := l.stripes.pin()
-		g := l.slots.taken.Load() // after the pin, before the note: see takeCached
-		alone, c := l.window.alone.Load(), atomic.LoadInt64(&s.cache)
-		n := int64(0)
-		if takeIdle(s, alone, c, g, limit) {
-			bump(&s.acquired, 1)
-			if n = knownInFlight(s, alone, g-c+1); n <= 0 {
-				n = l.countOrNot(s, alone, g-c+1)
-			}
-		}
-		procUnpin()
-		if n == 0 {
-			if n = l.takeShared(); n == 0 {
-				return l.reject()
-			}
-		}
-		if start == untimed && l.timed() {
-			start = l.nowHolding()
-		}
-		return Permit{l: l, start: start, inFlight: n}, nil
+	if l.slots.allHeld() && l.enforced() {
+		return l.reject() // three loads, two compares and the count
 	}
 	var n int64
-	if l.mode == enforcing {
+	counted := false
+	switch l.mode {
+	case enforcing:
 		var ok bool
 		if n, ok = l.slots.tryAcquire(); !ok {
 			return l.reject()
 		}
-	} else if l.mode == disabled {
+	case leasing:
+		if n = l.slots.takeShared(); n == 0 {
+			var freed bool
+			if n, counted, freed = l.take(); freed {
+				l.passOn()
+			}
+			if n == 0 {
+				return l.reject()
+			}
+		}
+	case disabled:
 		return Permit{}, nil // it measures nothing, so the permit needs no finishing
-	} else {
+	default:
 		n = l.takeUnenforced()
 	}
-	p := Permit{l: l, start: untimed, inFlight: n}
+	p := Permit{l: l, start: untimed, inFlight: n, counted: counted}
 	if l.timed() {
 		if l.src.kind == sourceTicks {
 			p.start = clock.Ticks() // the default clock, read without the call through now
 		} else {
-			p.start = l.nowHolding()
+			p.start = l.nowHolding(counted)
 		}
 	}
 	return p, nil
@@ -181,16 +150,16 @@ func (l *Limiter) takeUnenforced() int64 {
 	return max(n, 1)
 }
 
-// nowHolding reads the clock for a call that holds a slot. A Clock that panics frees the
-// slot, and the panic goes on.
-func (l *Limiter) nowHolding() int64 {
+// nowHolding reads the clock for a call that holds a slot, counted as take says. A Clock
+// that panics frees the slot, and the panic goes on.
+func (l *Limiter) nowHolding(counted bool) int64 {
 	if l.src.kind != sourceOther {
 		return l.src.now()
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			l.abandon()
+			l.abandon(counted)
 		}
 	}()
 	now := l.src.clock.Nanotime()
@@ -199,19 +168,19 @@ func (l *Limiter) nowHolding() int64 {
 }
 
 // abandon frees the slot of a call whose callback panicked, without a sample.
-func (l *Limiter) abandon() {
-	if l.unhold() {
+func (l *Limiter) abandon(counted bool) {
+	if l.unhold(counted) {
 		l.passOn()
 	}
 }
 
-// dropOn reports whether DropOn takes err for a drop. A DropOn that panics frees the slot,
-// and the panic goes on.
-func (l *Limiter) dropOn(err error) bool {
+// dropOn reports whether DropOn takes err for a drop. A DropOn that panics frees the slot
+// of p, and the panic goes on.
+func (l *Limiter) dropOn(p Permit, err error) bool {
 	ok := false
 	defer func() {
 		if !ok {
-			l.abandon()
+			l.abandon(p.counted)
 		}
 	}()
 	drop := l.cfg.DropOn(err)
@@ -230,8 +199,8 @@ const untimed = math.MaxInt64
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
 func (l *Limiter) done(p Permit, err error, drop uint64) {
 	if err != nil {
-		if !l.dropOn(err) {
-			l.ignore()
+		if !l.dropOn(p, err) {
+			l.ignore(p.counted)
 			return
 		}
 		drop = 1
@@ -246,15 +215,14 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 		s, own = l.stripes.pin()
 		now = clock.Ticks() // as in Acquire
 	} else {
-		now = l.nowHolding() // a Clock may block, so it is read before the P is pinned
+		now = l.nowHolding(p.counted) // a Clock may block, so it is read before the P is pinned
 		s, own = l.stripes.pin()
 	}
-	var held bool
-	if l.mode != leasing {
-		held = l.slots.release() // release, inlined: the one-P call's path
+	var held bool // release, inlined where no cache is involved: the one-P call's path
+	if l.releasesShared(own, p.counted) {
+		held = l.slots.release()
 	} else {
-		g, c := l.slots.taken.Load(), atomic.LoadInt64(&s.cache)
-		held = own && l.mayCache(g, c) && l.cacheSlot(s, c) || l.releaseShared(s, own) // release, inlined
+		held = l.releaseLeased(s, own, p.counted)
 	}
 	if held {
 		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight)
@@ -277,8 +245,8 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 }
 
 // cancel frees p's slot without a sample.
-func (l *Limiter) cancel() {
-	l.free()
+func (l *Limiter) cancel(p Permit) {
+	l.free(p.counted)
 	l.countCancelled()
 }
 
@@ -305,8 +273,8 @@ func (l *Limiter) Limit() int { return int(l.slots.limit.Load()) }
 // InFlight returns how many calls hold a slot now. While calls start and finish beside it,
 // it may count fewer, never more.
 func (l *Limiter) InFlight() int {
-	if l.mode == leasing {
-		return int(max(l.stripes.held(), 0))
+	if l.mode == leasing && l.slots.lease.Load() > leaseOn {
+		return int(max(l.stripes.held(), 0)) // a cache may hold idle slots: see lease.go
 	}
 	return int(l.slots.taken.Load())
 }

@@ -45,6 +45,6 @@ func (p *Permit) Finish(o Outcome) {
 		q.l.noteDrop(q.start)
 		q.l.done(q, nil, 1)
 	} else {
-		q.l.ignore()
+		q.l.ignore(q.counted)
 	}
 }

@@ -14,6 +14,7 @@ type Permit struct {
 	l        *Limiter
 	start    int64 // clock units
 	inFlight int64 // calls in flight when this one took its slot, itself included
+	counted  bool  // the take counted the call in its P's stripe (lease.go)
 }
 
 // Done finishes the call with its outcome and clears p. A nil err makes the call a sample of
@@ -30,8 +31,8 @@ func (p *Permit) Done(err error) {
 // Cancel frees the slot without a sample, and clears p: a cancelled call says nothing about
 // the dependency.
 func (p *Permit) Cancel() {
-	if l := p.l; l != nil {
+	if q := *p; q.l != nil {
 		*p = Permit{}
-		l.cancel()
+		q.l.cancel(q)
 	}
 }

@@ -89,7 +89,7 @@ func TestGOMAXPROCSGrowth(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	l, err := New(Config{Window: time.Millisecond, MinWindowSamples: 1, MaxLimit: 1000, InitialLimit: 64})
 	require.NoError(t, err)
-	perP := len(l.stripes.rejected)
+	perP := len(l.stripes.s)
 	require.Equal(t, 2, perP)
 	runtime.GOMAXPROCS(64)
 
@@ -178,8 +178,8 @@ func TestRejectedIsMonotonic(t *testing.T) {
 		require.Error(t, err)
 	}
 	require.Equal(t, uint64(10), l.Snapshot().Rejected)
-	for i := range l.stripes.rejected {
-		l.stripes.rejected[i].n = 0 // a stale store from a preempted increment
+	for i := range l.stripes.s {
+		l.stripes.s[i].rejected = 0 // a counter that went backwards
 	}
 	require.Equal(t, uint64(10), l.Snapshot().Rejected, "no reset seen")
 	_, _ = l.Acquire()

@@ -3,42 +3,40 @@ package adaptivelimit
 import "sync/atomic"
 
 // slots is the shared count of slots taken from the limit: those that calls hold, and those
-// that Ps hold idle in their caches (lease.go). It moves only when a P's cache runs out or
-// overflows, so it is padded away from everything else; the limit and the idle word share
-// its line because Acquire reads all three, and both change seldom.
+// that Ps keep idle in their caches (lease.go). Under leases it moves only when no P's cache
+// serves, so it is padded away from everything else; the limit and the lease word share its
+// line because every call reads all three.
 type slots struct {
-	_     pad
-	taken atomic.Int64
-	limit atomic.Int64
-	batch atomic.Int64 // how many slots a P takes at once under this limit (lease.go)
-	idle  atomic.Int64 // cachedFlag, and moving times the Ps moving slots to or from caches now
-	_     pad
+	_        pad
+	taken    atomic.Int64
+	limit    atomic.Int64
+	cacheCap atomic.Int64 // the most idle slots a P's cache keeps under this limit (lease.go)
+	lease    atomic.Int64 // leaseOn, cachedFlag, and sweeping times the Ps emptying the caches now
+	_        pad
 }
 
+// The lease word (lease.go).
 const (
-	cachedFlag = 1 // a P may hold idle slots in its cache
-	moving     = 2 // a P moves slots between the shared count and the caches (startMoving)
+	leaseOn    = 1 // Ps contended for the count in this window: finished calls may keep their slots
+	cachedFlag = 2 // a P's cache may hold idle slots
+	sweeping   = 4 // a P gives every cache's idle slots back to the count (reclaim)
 )
 
-// full reports whether every slot is taken, for a limiter without leases.
-func (s *slots) full() bool { return s.taken.Load() >= s.limit.Load() }
-
-// allHeld reports whether every slot is taken, no P may hold an idle one, and none is on its
-// way back to the shared count, so that a call is rejected without looking at the caches,
-// with the slots taken and the limit it read. The idle word is read first: a P that empties
-// the caches gives their slots back to the count before it says it is done.
-func (s *slots) allHeld() (taken, limit int64, held bool) {
-	w := s.idle.Load()
-	taken, limit = s.taken.Load(), s.limit.Load()
-	return taken, limit, w == 0 && taken >= limit
+// allHeld reports whether calls hold every slot: every slot is taken, no P's cache may hold
+// an idle one, and none is on its way back to the shared count, so that a call is rejected
+// with three loads and two compares. The lease word is read first: a P that empties the
+// caches gives their slots back to the count before it says it is done.
+func (s *slots) allHeld() bool {
+	w := s.lease.Load()
+	return s.taken.Load() >= s.limit.Load() && w <= leaseOn
 }
 
 // markCached records that a P may hold idle slots. It is called after the slots are put in
-// the cache: a caller that clears the flag and then looks at the caches sees them, or the
-// flag is set again after it was cleared.
+// the cache: a P that clears the flag and then empties the caches sees them, or the flag is
+// set again after it was cleared.
 func (s *slots) markCached() {
-	if s.idle.Load()&cachedFlag == 0 {
-		s.idle.Or(cachedFlag)
+	if s.lease.Load()&cachedFlag == 0 {
+		s.lease.Or(cachedFlag)
 	}
 }
 
@@ -54,15 +52,6 @@ func (s *slots) tryAcquire() (inFlight int64, ok bool) {
 			return n + 1, true
 		}
 	}
-}
-
-// tryTake is tryAcquire where only the count matters: the slots taken with the new one, or
-// 0 where every slot is taken.
-func (s *slots) tryTake() int64 {
-	if n, ok := s.tryAcquire(); ok {
-		return n
-	}
-	return 0
 }
 
 // take takes a slot whatever the limit, for a dry run.

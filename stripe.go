@@ -27,8 +27,8 @@ type pad [cacheLineSize]byte
 // year.
 //
 // The stripe also holds the P's lease (lease.go): its cache of idle slots, the calls that
-// took and freed a slot on the P, and the highest bound on the calls in flight for which the
-// P counted them exactly in the current window.
+// took and freed a slot on the P under leases, and the highest bound on the calls in flight
+// for which the P counted them in the current window.
 type stripe struct {
 	latencyLow  uint64 // sum of latencies mod 2^32, in clock units
 	latencyHigh uint64 // sum of latencies >> 32
@@ -36,18 +36,12 @@ type stripe struct {
 	drops       uint64
 	peak        uint64 // window id << 32 | the most calls in flight a sample saw in that window
 
-	cache    int64  // idle slots the P holds; other Ps may take them all at once
-	acquired uint64 // calls that took a slot on this P
-	released uint64 // calls that freed a slot on this P
+	cache    int64  // idle slots the P keeps; another P may take them all at once
+	acquired uint64 // calls counted under leases that took a slot on this P
+	released uint64 // calls counted under leases that freed a slot on this P
 	counted  uint64 // the highest bound on the calls in flight counted here in this window
-	idle     int64  // the slots idle in other Ps' caches while this P alone works (inflight.go)
+	rejected uint64 // calls rejected on this P
 	_        [cacheLineSize - 10*8]byte
-}
-
-// counter is a rejection counter with a line of its own.
-type counter struct {
-	n uint64
-	_ [cacheLineSize - 8]byte
 }
 
 // stripes are a power of two of sample stripes, one per P when New ran, and as many
@@ -56,7 +50,6 @@ type counter struct {
 // a power of two of lines, which the allocator serves without waste.
 type stripes struct {
 	s        []stripe
-	rejected []counter
 	mask     uintptr
 	overflow *stripe
 }
@@ -66,7 +59,7 @@ func newStripes(overflow *stripe) stripes {
 	for n < runtime.GOMAXPROCS(0) {
 		n <<= 1
 	}
-	return stripes{s: make([]stripe, n), rejected: make([]counter, n), mask: uintptr(n - 1), overflow: overflow}
+	return stripes{s: make([]stripe, n), mask: uintptr(n - 1), overflow: overflow}
 }
 
 // The P id comes from the runtime, which keeps these links open for outside packages.
@@ -133,12 +126,10 @@ func (ss *stripes) sum(id uint64) totals {
 		t.latencyHigh += atomic.LoadUint64(&s.latencyHigh)
 		t.samples += atomic.LoadUint64(&s.samples)
 		t.drops += atomic.LoadUint64(&s.drops)
+		t.rejected += atomic.LoadUint64(&s.rejected)
 		if p := atomic.LoadUint64(&s.peak); p>>32 == id&peakMask {
 			t.maxInFlight = max(t.maxInFlight, p&peakMask)
 		}
-	}
-	for i := range ss.rejected {
-		t.rejected += atomic.LoadUint64(&ss.rejected[i].n)
 	}
 	return t
 }

@@ -11,7 +11,11 @@ func addSample(s *stripe, latency, drop, peak uint64) { addSampleAtomic(s, laten
 
 // reject counts a rejection on the calling P's counter, atomically.
 func (ss *stripes) reject() {
-	atomic.AddUint64(&ss.rejected[uintptr(procPin())&ss.mask].n, 1)
+	if p := uintptr(procPin()); p <= ss.mask {
+		atomic.AddUint64(&ss.s[p].rejected, 1)
+	} else {
+		atomic.AddUint64(&ss.overflow.rejected, 1)
+	}
 	procUnpin()
 }
 

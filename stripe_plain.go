@@ -2,21 +2,21 @@
 
 package adaptivelimit
 
-import "unsafe"
+import "sync/atomic"
 
-// reject counts a rejection with a plain increment, inlined: a rejection costs a few
-// nanoseconds, and pinning the P or calling assembly would double that. The counter is
-// picked by the middle bits of a multiplicative hash of the goroutine's stack address, so
-// goroutines running at once seldom share one; two that do and race can lose a count, never
-// invent one. The norace directive keeps this intentional race out of the race detector's
-// reports.
+// reject counts a rejection on the calling P's stripe with a plain increment: the P is
+// pinned, so the increment has no other writer and no preemption splits it. The norace
+// directive keeps the intentional race with the window closer's reads out of the race
+// detector's reports.
 //
 //go:norace
 func (ss *stripes) reject() {
-	var onStack byte
-	i := uintptr(unsafe.Pointer(&onStack)) * 0x9E3779B97F4A7C15 >> 32 & ss.mask
-	c := (*counter)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(ss.rejected)), i*unsafe.Sizeof(counter{})))
-	c.n++
+	if p := uintptr(procPin()); p <= ss.mask {
+		ss.s[p].rejected++
+	} else {
+		atomic.AddUint64(&ss.overflow.rejected, 1)
+	}
+	procUnpin()
 }
 
 // bump adds d to a counter of the calling P's own stripe with a plain add: the P is pinned,

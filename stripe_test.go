@@ -14,7 +14,6 @@ import (
 // shared count of slots), and every stripe is exactly one line.
 func TestPadding(t *testing.T) {
 	require.Equal(t, cacheLineSize, unsafe.Sizeof(stripe{}))
-	require.Equal(t, cacheLineSize, unsafe.Sizeof(counter{}))
 
 	var l Limiter
 	inFlight := unsafe.Offsetof(l.slots) + unsafe.Offsetof(l.slots.taken)
@@ -32,8 +31,7 @@ func TestPadding(t *testing.T) {
 
 	ss := newStripes(new(stripe))
 	require.Zero(t, uintptr(unsafe.Pointer(&ss.s[0]))%cacheLineSize, "stripes start on a line")
-	require.Zero(t, uintptr(unsafe.Pointer(&ss.rejected[0]))%cacheLineSize, "counters start on a line")
-	perP := len(ss.rejected)
+	perP := len(ss.s)
 	require.GreaterOrEqual(t, perP, runtime.GOMAXPROCS(0), "a stripe per P")
 	require.Less(t, perP, 2*runtime.GOMAXPROCS(0), "no more than a power of two needs")
 	require.Zero(t, perP&(perP-1), "a power of two")

@@ -54,6 +54,7 @@ type waiter struct {
 	ready      chan struct{}
 	served     bool  // under mu: a slot was taken for this waiter
 	inFlight   int64 // the count in flight with that slot
+	counted    bool  // and how take counted it
 }
 
 // AcquireContext takes a slot like Acquire, but where the limit is full and Config.MaxWait
@@ -78,19 +79,23 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	}
 	if l.wait.count.Load() == 0 {
 		// Nobody waits: take a free slot as Acquire does. With waiters, queue behind them.
-		if n := l.take(); n != 0 {
-			return l.started(n), nil
+		n, counted, freed := l.take()
+		if freed {
+			l.passOn()
+		}
+		if n != 0 {
+			return l.started(n, counted), nil
 		}
 	}
 	return l.await(ctx)
 }
 
 // started returns the permit of a caller of AcquireContext that took a slot with n in
-// flight, itself included: its latency runs from now.
-func (l *Limiter) started(n int64) Permit {
-	p := Permit{l: l, start: untimed, inFlight: n}
+// flight, itself included, counted as take says: its latency runs from now.
+func (l *Limiter) started(n int64, counted bool) Permit {
+	p := Permit{l: l, start: untimed, inFlight: n, counted: counted}
 	if l.timed() {
-		p.start = l.nowHolding()
+		p.start = l.nowHolding(counted)
 	}
 	return p
 }
@@ -103,14 +108,14 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 	}
 	select {
 	case <-w.ready: // served while queueing: no timer needed
-		return l.started(w.inFlight), nil
+		return l.started(w.inFlight, w.counted), nil
 	default:
 	}
 	timer := time.NewTimer(l.cfg.MaxWait)
 	defer timer.Stop()
 	select {
 	case <-w.ready:
-		return l.started(w.inFlight), nil
+		return l.started(w.inFlight, w.counted), nil
 	case <-timer.C:
 		l.giveUp(w)
 		return l.reject()
@@ -129,7 +134,7 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 // the two sees the other, and a slot is never freed unseen by a waiter that came too late.
 // A slot freed to a P's cache is seen too: the finishing call sets the cached flag after it
 // fills the cache, and whoever clears the flag empties every cache after it, giving the
-// slots to the shared count and then passing them on (takeShared).
+// slots to the shared count and then passing them on (take).
 func (l *Limiter) enqueue() *waiter {
 	q := &l.wait
 	bound := int64(l.cfg.MaxWaiters)
@@ -171,7 +176,7 @@ func (l *Limiter) serveLocked() {
 func (l *Limiter) serve() {
 	q := &l.wait
 	for q.head != nil {
-		n, _ := l.takeBatch() // slots it gave back to the shared count are this loop's to serve
+		n, counted, _ := l.take() // slots it gave back to the shared count are this loop's to serve
 		if n == 0 {
 			return
 		}
@@ -180,7 +185,7 @@ func (l *Limiter) serve() {
 			w = q.tail
 		}
 		q.remove(w)
-		w.served, w.inFlight = true, n
+		w.served, w.inFlight, w.counted = true, n, counted
 		w.ready <- struct{}{}
 	}
 }
@@ -197,7 +202,7 @@ func (l *Limiter) giveUp(w *waiter) {
 	q.mu.Unlock()
 	q.abandoned.Add(1)
 	if served {
-		l.free()
+		l.free(w.counted)
 	}
 }
 

@@ -5,16 +5,13 @@ import (
 	"sync/atomic"
 )
 
-// windowState is read by every call and written once a window, and where the one P that
-// works changes (inflight.go), so it has a line of its own, away from the shared count of
-// slots.
+// windowState is read by every call and written once a window, so it has a line of its own,
+// away from the shared count of slots.
 type windowState struct {
-	_     pad
-	end   atomic.Int64           // clock units: the first completion at or after it may close the window
-	id    atomic.Uint64          // windows closed so far
-	alone atomic.Pointer[stripe] // the stripe of the one P that works, nil, or &many (inflight.go)
-	moves atomic.Int32           // how often alone moved from P to P in this window
-	_     pad
+	_   pad
+	end atomic.Int64  // clock units: the first completion at or after it may close the window
+	id  atomic.Uint64 // windows closed so far
+	_   pad
 }
 
 // closeWindow ends the window if it is over and holds enough samples, and recomputes the
@@ -73,7 +70,7 @@ func (l *Limiter) closeWindow(now int64) {
 	l.window.id.Store(id + 1)
 	if l.mode == leasing {
 		l.stripes.recount()
-		l.newWindow()
+		l.endLeases()
 	}
 	l.window.end.Store(later(now, l.windowUnits))
 	l.publish(&d)

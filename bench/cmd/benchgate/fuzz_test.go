@@ -19,7 +19,7 @@ func FuzzGate(f *testing.F) {
 		if err := parse(bytes.NewReader(in), "in", s); err != nil {
 			return
 		}
-		outs := evaluate(targets(2, s), s)
+		outs := evaluate(targets(2, []int{1, 2}, s), s)
 		summary(outs, report(io.Discard, outs))
 	})
 }

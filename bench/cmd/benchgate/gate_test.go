@@ -149,7 +149,7 @@ func TestRatiosArePaired(t *testing.T) {
 
 func TestGatePasses(t *testing.T) {
 	s := readTestdata(t, "pass.txt")
-	outs := evaluate(targets(2, s), s)
+	outs := evaluate(targets(2, []int{1, 2}, s), s)
 	if failed := report(io.Discard, outs); failed != 0 {
 		var b strings.Builder
 		report(&b, outs)
@@ -163,7 +163,7 @@ func TestGatePasses(t *testing.T) {
 func TestGateMisses(t *testing.T) {
 	s := readTestdata(t, "fail.txt")
 	got := map[verdict][]string{}
-	for _, o := range evaluate(targets(2, s), s) {
+	for _, o := range evaluate(targets(2, []int{1, 2}, s), s) {
 		got[o.verdict] = append(got[o.verdict], o.target.String()+" "+o.unit)
 	}
 	for v, want := range map[verdict][]string{
@@ -185,7 +185,7 @@ func TestGateMisses(t *testing.T) {
 			t.Errorf("%v:\n%s\nwant:\n%s", v, strings.Join(got[v], "\n"), strings.Join(want, "\n"))
 		}
 	}
-	if failed := report(io.Discard, evaluate(targets(2, s), s)); failed != 5 {
+	if failed := report(io.Discard, evaluate(targets(2, []int{1, 2}, s), s)); failed != 5 {
 		t.Errorf("%d failed, want 5: unclear targets do not fail the gate", failed)
 	}
 }

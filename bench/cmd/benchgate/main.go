@@ -10,27 +10,48 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 )
 
 func main() {
 	par := flag.Int("par", 2, "GOMAXPROCS of the parallel figures the targets use")
+	cpuList := flag.String("cpus", "1,2,8,64", "every GOMAXPROCS at which the overload and one-goroutine targets hold")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: benchgate [-par N] [bench.txt ...]")
+		fmt.Fprintln(os.Stderr, "usage: benchgate [-par N] [-cpus N,M,...] [bench.txt ...]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	cpus, err := parseCPUs(*cpuList)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchgate:", err)
+		os.Exit(2)
+	}
 
 	s, err := read(flag.Args())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchgate:", err)
 		os.Exit(2)
 	}
-	outs := evaluate(targets(*par, s), s)
+	outs := evaluate(targets(*par, cpus, s), s)
 	failed := report(os.Stdout, outs)
 	fmt.Println(summary(outs, failed))
 	if failed > 0 {
 		os.Exit(1)
 	}
+}
+
+// parseCPUs reads a -cpu style list: positive GOMAXPROCS values, comma-separated.
+func parseCPUs(list string) ([]int, error) {
+	var cpus []int
+	for f := range strings.SplitSeq(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-cpus %q: %q is not a positive GOMAXPROCS", list, f)
+		}
+		cpus = append(cpus, n)
+	}
+	return cpus, nil
 }
 
 func read(files []string) (series, error) {

@@ -14,19 +14,38 @@ var readsOf = map[string]int{"gradient2": 2, "aimd": 1}
 var timedClocks = []string{"ticks", "nanotime"}
 
 // zeroAllocFamilies are the calls that must not allocate, at any GOMAXPROCS.
-var zeroAllocFamilies = []string{"Admit/", "Lease/", "Reject/impl=adaptivelimit", "WindowClose/"}
+var zeroAllocFamilies = []string{"Admit/", "Lease/", "Reject/impl=adaptivelimit", "Overload/impl=adaptivelimit",
+	"Solo/", "WindowClose/"}
+
+// soloAlgorithms are the algorithms of BenchmarkSolo, each with the tick counter.
+var soloAlgorithms = []string{"gradient2", "aimd"}
 
 // targets lists the gate's targets (see README.md), with par the GOMAXPROCS of the parallel
-// figures. The allocation targets cover every matching benchmark present in s.
-func targets(par int, s series) []target {
+// figures and cpus every GOMAXPROCS at which the overload and one-goroutine targets hold.
+// The allocation targets cover every matching benchmark present in s.
+func targets(par int, cpus []int, s series) []target {
 	var ts []target
 	for _, c := range timedClocks {
 		ts = append(ts, ratio(admit("gradient2", c), floorOf(c, readsOf["gradient2"]), 1, true, 1.10))
 	}
 	ts = append(ts,
 		ratio(admit("gradient2", "default"), admit("gradient2", "nanotime"), 1, true, 1.0),
-		ratio(reject("adaptivelimit"), reject("floor"), 1, true, 2.5),
 	)
+	// Overload at every GOMAXPROCS: a rejection, and a mix of rejections and a few admitted
+	// calls, cost what the bulkhead's do; one goroutine costs what it costs on one P.
+	for _, procs := range cpus {
+		ts = append(ts,
+			ratio(reject("adaptivelimit"), reject("floor"), procs, true, 1.3),
+			ratio(overload("adaptivelimit"), overload("floor"), procs, true, 1.3))
+	}
+	for _, alg := range soloAlgorithms {
+		for _, procs := range cpus {
+			if procs != 1 {
+				ts = append(ts, target{unit: "sec/op", num: key{solo(alg), procs}, den: key{solo(alg), 1},
+					atMost: true, bound: 1.1})
+			}
+		}
+	}
 	for _, alg := range []string{"gradient2", "aimd"} {
 		for _, c := range timedClocks {
 			ts = append(ts, ratio(admit(alg, c), floorOf(c, readsOf[alg]), par, true, 1.0))
@@ -77,5 +96,9 @@ func floorOf(clock string, reads int) string {
 }
 
 func reject(impl string) string { return "Reject/impl=" + impl }
+
+func overload(impl string) string { return "Overload/impl=" + impl }
+
+func solo(alg string) string { return "Solo/alg=" + alg + "/clock=ticks" }
 
 func peer(name string) string { return "Peer/peer=" + name }
