@@ -40,6 +40,9 @@ const maxBatch = 16
 // batch can land on a cache that calls refilled meanwhile, more while the limit moves). The
 // batch is kept beside the limit, which every finishing call reads with it.
 func (l *Limiter) setLimit(limit int64) {
+	if l.mode == classed {
+		l.classes.setLimit(limit)
+	}
 	if l.mode == leasing {
 		shift := bits.Len(uint(l.stripes.mask)) + 2
 		l.slots.batch.Store(min(max(limit>>shift, 1), maxBatch))

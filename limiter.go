@@ -22,7 +22,8 @@ type Limiter struct {
 	// Read by every call, written only by New.
 	stripes     stripes
 	src         source
-	mode        mode // Disabled and DryRun, in one compare for Acquire
+	mode        mode      // Disabled and DryRun, in one compare for Acquire
+	classes     *classSet // with Config.Classes (classes.go)
 	rejection   *LimitExceededError
 	windowUnits int64
 	ticksFirst  bool // leases read the tick counter before they take a slot (Acquire)
@@ -48,6 +49,7 @@ const (
 	leasing               // enforcing, with per-P caches of slots (lease.go)
 	dryRun
 	disabled
+	classed // with priority classes, enforcing or in a dry run (classes.go)
 )
 
 // enforced reports whether the limiter rejects calls above the limit.
@@ -69,6 +71,8 @@ func New(c Config) (*Limiter, error) {
 	switch {
 	case c.Disabled:
 		l.mode = disabled
+	case len(c.Classes) > 0:
+		l.mode, l.classes = classed, newClassSet(c.Classes, c.DryRun)
 	case c.DryRun:
 		l.mode = dryRun
 	case runtime.GOMAXPROCS(0) > 1:
@@ -141,6 +145,8 @@ func (l *Limiter) Acquire() (Permit, error) {
 		}
 	} else if l.mode == disabled {
 		return Permit{}, nil // it measures nothing, so the permit needs no finishing
+	} else if l.mode == classed {
+		return l.acquireClass(len(l.classes.names) - 1)
 	} else {
 		n = l.takeUnenforced()
 	}
@@ -227,6 +233,10 @@ const untimed = math.MaxInt64
 // The slot is freed before the sample is added, so finishing a permit twice panics without
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
 func (l *Limiter) done(p Permit, err error, drop uint64) {
+	if l.mode == classed {
+		l.doneClass(p, err, drop)
+		return
+	}
 	if err != nil {
 		if !l.dropOn(err) {
 			l.free()
@@ -301,6 +311,9 @@ func (l *Limiter) Limit() int { return int(l.slots.limit.Load()) }
 func (l *Limiter) InFlight() int {
 	if l.mode == leasing {
 		return int(max(l.stripes.held(), 0))
+	}
+	if l.mode == classed {
+		return int(l.classes.inFlight())
 	}
 	return int(l.slots.taken.Load())
 }

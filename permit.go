@@ -31,7 +31,12 @@ func (p *Permit) Done(err error) {
 // the dependency.
 func (p *Permit) Cancel() {
 	if l := p.l; l != nil {
+		f := p.inFlight
 		*p = Permit{}
+		if l.mode == classed {
+			l.freeClass(f)
+			return
+		}
 		l.cancel()
 	}
 }

@@ -41,6 +41,8 @@ type Snapshot struct {
 	WaitAbandoned uint64        // callers that gave up waiting (MaxWait or their context); also in Rejected
 	LimitChanges  uint64        // windows that moved the limit
 	Last          Decision      // the last window's decision
+
+	Classes []ClassSnapshot // each priority class of Config.Classes, in its order; nil without classes
 }
 
 // Snapshots returns the snapshots of limiters, in the order given: what an exporter of
@@ -67,7 +69,7 @@ func (l *Limiter) Snapshot() Snapshot {
 		MinLimit:  l.cfg.MinLimit,
 		MaxLimit:  l.cfg.MaxLimit,
 		Disabled:  l.mode == disabled,
-		DryRun:    l.mode == dryRun,
+		DryRun:    l.mode == dryRun || l.mode == classed && l.classes.dryRun,
 		Rejected:  l.published.rejections(l.stripes.sum(0).rejected),
 
 		Waiting:       int(l.wait.count.Load()),
@@ -75,6 +77,9 @@ func (l *Limiter) Snapshot() Snapshot {
 	}
 	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load()
 	s.WindowLatency = s.Last.MeanLatency
+	if l.mode == classed {
+		s.Classes = l.classes.snapshots()
+	}
 	return s
 }
 

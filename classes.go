@@ -1,0 +1,334 @@
+package adaptivelimit
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// Class is a priority class of a limiter's calls. Config.Classes lists them highest priority
+// first; the last one is the lowest, which Acquire and any unknown class name mean.
+//
+// A class reserves floor(Reserve*limit) slots of the limit; the slots that no class reserves
+// are shared. A call takes a free slot of its own class's reserve, else a free shared slot,
+// else a free slot reserved by a lower class, and never one reserved by a higher class. A
+// slot it takes from another pool goes back there when the call finishes.
+type Class struct {
+	Name    string
+	Reserve float64 // the share of the limit reserved for the class, in [0, 1]; all together at most 1
+}
+
+// ClassesCeiling is the most classes a limiter may have.
+const ClassesCeiling = 8
+
+// ClassSnapshot is one class's state at one moment.
+type ClassSnapshot struct {
+	Name     string
+	Reserved int    // slots the class reserves under the limit now
+	InFlight int    // calls of the class holding a slot now
+	Rejected uint64 // calls of the class rejected; in a dry run, calls that would have been
+}
+
+// classSet is the state of a limiter with classes. Each pool counts its free slots: the
+// reserve of each class, then the shared pool. The free slots and the calls holding one add
+// up to the limit, so the limit is a hard total; where the limit fell below the calls
+// holding a slot, every pool is empty and the calls beyond it are a debt (setLimit).
+//
+// A permit of a classed limiter carries its class and the pool it took its slot from in the
+// high bits of its count in flight, so that a Permit is no larger.
+type classSet struct {
+	names   []string
+	reserve []float64
+	pools   []paddedCount // len(names)+1: each class's reserve, then the shared pool
+	held    []paddedCount // calls holding a slot, by class
+	reject  []paddedCount // rejections, by class
+	dryRun  bool          // admit every call, counting those the pools would reject
+
+	debt    paddedCount   // slots that calls hold beyond the limit, which finishing calls pay
+	retired []paddedCount // slots of each pool that paid the debt, until setLimit counts them
+
+	// Owned by the goroutine that sets the limit (New, then the window closer).
+	limit    int64
+	caps     []int64        // each pool's free slots and slots taken from it, less those retired since
+	reserved []atomic.Int64 // floor(Reserve*limit), by class, for Snapshot
+
+	queues []waitQueue // waiters by class; the limiter's waitQueue holds their lock and count
+}
+
+type paddedCount struct {
+	n atomic.Int64
+	_ [cacheLineSize - 8]byte
+}
+
+// The bits of a classed permit's inFlight above the count: the pool plus one (0 for a call
+// of a dry run that no pool had a slot for), and the class.
+const (
+	poolShift  = 48
+	classShift = 52
+	countMask  = 1<<poolShift - 1
+	noPool     = ClassesCeiling + 1 // the pool index of a dry run's call beyond the pools
+)
+
+func newClassSet(classes []Class, dryRun bool) *classSet {
+	n := len(classes)
+	cs := &classSet{
+		names:    make([]string, n),
+		reserve:  make([]float64, n),
+		pools:    make([]paddedCount, n+1),
+		held:     make([]paddedCount, n),
+		reject:   make([]paddedCount, n),
+		dryRun:   dryRun,
+		retired:  make([]paddedCount, n+1),
+		caps:     make([]int64, n+1),
+		reserved: make([]atomic.Int64, n),
+		queues:   make([]waitQueue, n),
+	}
+	for i, c := range classes {
+		cs.names[i], cs.reserve[i] = c.Name, c.Reserve
+	}
+	return cs
+}
+
+// index returns the index of the class called name: the lowest class where none is.
+func (cs *classSet) index(name string) int {
+	for i, n := range cs.names {
+		if n == name {
+			return i
+		}
+	}
+	return len(cs.names) - 1
+}
+
+func (cs *classSet) shared() *atomic.Int64 { return &cs.pools[len(cs.names)].n }
+
+// take takes a free slot for a call of class c: from its reserve, the shared pool, or a lower
+// class's reserve, in that order. It returns the pool, or -1 where none has a free slot.
+func (cs *classSet) take(c int) int {
+	if tryDecrement(&cs.pools[c].n) {
+		return c
+	}
+	s := len(cs.names)
+	if tryDecrement(&cs.pools[s].n) {
+		return s
+	}
+	for j := c + 1; j < s; j++ {
+		if tryDecrement(&cs.pools[j].n) {
+			return j
+		}
+	}
+	return -1
+}
+
+// tryDecrement takes one from a pool's free slots where it has one.
+func tryDecrement(free *atomic.Int64) bool {
+	for {
+		f := free.Load()
+		if f <= 0 {
+			return false
+		}
+		if free.CompareAndSwap(f, f-1) {
+			return true
+		}
+	}
+}
+
+// admit counts a call of class c that took a slot from pool (noPool in a dry run beyond the
+// pools), and returns its permit's inFlight: the calls in flight of every class, itself
+// included, read after its own count, at most limit and at least 1, with the class and pool
+// above them.
+func (cs *classSet) admit(c, pool int, limit int64) int64 {
+	n := cs.held[c].n.Add(1)
+	for i := range cs.held {
+		if i != c {
+			n += cs.held[i].n.Load()
+		}
+	}
+	if !cs.dryRun {
+		n = min(n, limit)
+	}
+	return max(n, 1) | int64(pool+1)<<poolShift | int64(c)<<classShift
+}
+
+// release frees the slot of a permit whose inFlight is f, and returns the count in flight it
+// carried; false where the permit's class held no slot, leaving the counts as they were.
+func (cs *classSet) release(f int64) (n int64, held bool) {
+	c, pool := int(f>>classShift), int(f>>poolShift&0xf)-1
+	if cs.held[c].n.Add(-1) < 0 {
+		cs.held[c].n.Add(1)
+		return 0, false
+	}
+	if pool != noPool {
+		cs.giveBack(pool)
+	}
+	return f & countMask, true
+}
+
+// giveBack returns a slot to its pool, or pays the debt with it where there is one.
+func (cs *classSet) giveBack(pool int) {
+	for d := cs.debt.n.Load(); d > 0; d = cs.debt.n.Load() {
+		if cs.debt.n.CompareAndSwap(d, d-1) {
+			cs.retired[pool].n.Add(1)
+			return
+		}
+	}
+	cs.pools[pool].n.Add(1)
+}
+
+// rejected counts a rejected call of class c.
+func (cs *classSet) rejected(c int) { cs.reject[c].n.Add(1) }
+
+// setLimit moves the pools to a new limit: each class reserves floor(Reserve*limit), and the
+// shared pool holds the rest. A pool whose calls hold more than its share has a deficit, which
+// the free slots of the other pools cover, the shared pool's first, then the reserves from the
+// lowest class up; what they cannot cover, where calls hold more than the limit, is a debt that
+// the slots of finishing calls pay before they go back to a pool, so that no call is admitted
+// until the calls are back under the limit. The next move gives every pool its share again.
+//
+// The pools and the debt move by atomic adds beside the calls. Whatever those do between the
+// reads here, the free slots less the debt move by exactly as much as the limit: the pools,
+// the debt and the calls holding a slot keep adding up to it.
+func (cs *classSet) setLimit(limit int64) {
+	n := len(cs.names)
+	var want, used, free [ClassesCeiling + 1]int64 // free slots each pool is to hold; slots taken from it; free now
+	var reserved int64
+	for i, r := range cs.reserve {
+		k := min(int64(math.Floor(r*float64(limit))), limit-reserved) // reserves of 1 may round above it
+		cs.reserved[i].Store(k)
+		want[i], reserved = k, reserved+k
+	}
+	want[n] = limit - reserved
+	var deficit int64
+	for p := 0; p <= n; p++ {
+		retired := cs.retired[p].n.Load()
+		cs.retired[p].n.Add(-retired)
+		cs.caps[p] -= retired
+		free[p] = cs.pools[p].n.Load()
+		used[p] = cs.caps[p] - free[p]
+		if want[p] -= used[p]; want[p] < 0 {
+			deficit -= want[p]
+			want[p] = 0
+		}
+	}
+	for p := n; p >= 0 && deficit > 0; p-- {
+		k := min(want[p], deficit)
+		want[p] -= k
+		deficit -= k
+	}
+	debt := cs.debt.n.Load()
+	var moved int64
+	for p := 0; p <= n; p++ {
+		moved += want[p] - free[p]
+	}
+	newDebt := debt + moved - (limit - cs.limit) // the deficit left, where the reads agree
+	if newDebt < 0 {
+		want[n] -= newDebt
+		newDebt = 0
+	}
+	for p := 0; p <= n; p++ {
+		cs.pools[p].n.Add(want[p] - free[p])
+		cs.caps[p] = used[p] + want[p]
+	}
+	cs.debt.n.Add(newDebt - debt)
+	cs.limit = limit
+}
+
+// inFlight returns the calls holding a slot, of every class.
+func (cs *classSet) inFlight() int64 {
+	var n int64
+	for i := range cs.held {
+		n += cs.held[i].n.Load()
+	}
+	return max(n, 0)
+}
+
+func (cs *classSet) snapshots() []ClassSnapshot {
+	s := make([]ClassSnapshot, len(cs.names))
+	for i, name := range cs.names {
+		s[i] = ClassSnapshot{
+			Name:     name,
+			Reserved: int(cs.reserved[i].Load()),
+			InFlight: int(max(cs.held[i].n.Load(), 0)),
+			Rejected: uint64(cs.reject[i].n.Load()),
+		}
+	}
+	return s
+}
+
+// classes checks Config.Classes: at most ClassesCeiling classes, each with a name of
+// its own and a reserve in [0, 1], the reserves adding up to at most 1.
+func (v *validator) classes(classes []Class) {
+	fail := func(rule string) {
+		v.fail("classes", formatClasses(classes), rule, CodeInvalidTuning, ErrInvalidTuning)
+	}
+	if len(classes) > ClassesCeiling {
+		fail(fmt.Sprintf("at most %d classes", ClassesCeiling))
+		return
+	}
+	var sum float64
+	for i, c := range classes {
+		switch {
+		case c.Name == "":
+			fail(fmt.Sprintf("class %d has no name", i+1))
+			return
+		case !(c.Reserve >= 0 && c.Reserve <= 1):
+			fail(fmt.Sprintf("class %q: reserve %v must lie in [0, 1]", c.Name, c.Reserve))
+			return
+		}
+		for _, d := range classes[:i] {
+			if d.Name == c.Name {
+				fail(fmt.Sprintf("class %q is named twice", c.Name))
+				return
+			}
+		}
+		sum += c.Reserve
+	}
+	if sum > 1+reserveSlack {
+		fail(fmt.Sprintf("the reserves add up to %v: at most 1", sum))
+	}
+}
+
+// reserveSlack lets reserves that add up to 1 in decimal, such as 0.3, 0.4 and 0.3, pass
+// where their binary sum rounds above it.
+const reserveSlack = 1e-9
+
+// formatClasses writes classes as the classes key does: name:reserve, separated by commas,
+// or none.
+func formatClasses(classes []Class) string {
+	if len(classes) == 0 {
+		return "none"
+	}
+	var b strings.Builder
+	for i, c := range classes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(c.Name)
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatFloat(c.Reserve, 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// parseClasses reads the classes key's value: name:reserve pairs separated by commas, spaces
+// around them ignored; none, or an empty value, is no classes. Config.validate checks the
+// classes.
+func parseClasses(text string) ([]Class, bool) {
+	if t := strings.TrimSpace(text); t == "" || strings.EqualFold(t, "none") {
+		return nil, true
+	}
+	var classes []Class
+	for _, pair := range strings.Split(text, ",") {
+		name, reserve, ok := strings.Cut(pair, ":")
+		if !ok {
+			return nil, false
+		}
+		r, err := strconv.ParseFloat(strings.TrimSpace(reserve), 64)
+		if err != nil {
+			return nil, false
+		}
+		classes = append(classes, Class{Name: strings.TrimSpace(name), Reserve: r})
+	}
+	return classes, true
+}
