@@ -10,6 +10,9 @@
 //	r4c.adaptivelimit.limit             gauge {call}: calls that may run at once
 //	r4c.adaptivelimit.concurrent.calls  gauge {call}: calls that hold a slot
 //	r4c.adaptivelimit.window.latency    gauge s: the last window's mean latency
+//
+// A limiter with priority classes has per-class instruments too (see class.go's list), with
+// the class's name in the attribute "class".
 package otellimit
 
 import (
@@ -60,7 +63,7 @@ func register(mp metric.MeterProvider, source func() []adaptivelimit.Snapshot) (
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return nil, err
 	}
-	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		for _, s := range source() {
 			name := attribute.String("name", s.Name)
 			withName := metric.WithAttributeSet(attribute.NewSet(name))
@@ -73,4 +76,8 @@ func register(mp metric.MeterProvider, source func() []adaptivelimit.Snapshot) (
 		}
 		return nil
 	}, rejected, changes, windows, limit, concurrent, latency)
+	if err != nil {
+		return nil, err
+	}
+	return registerClasses(m, source, reg)
 }

@@ -9,6 +9,9 @@
 //	r4c_adaptivelimit_limit{name}                         gauge: calls that may run at once
 //	r4c_adaptivelimit_concurrent_calls{name}              gauge: calls that hold a slot
 //	r4c_adaptivelimit_window_latency_seconds{name}        gauge: the last window's mean latency
+//
+// A limiter with priority classes has per-class series too (see class.go's list), labelled
+// with the class's name in "class".
 package promlimit
 
 import (
@@ -61,6 +64,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{rejectedDesc, changesDesc, windowsDesc, limitDesc, concurrentDesc, latencyDesc} {
 		ch <- d
 	}
+	describeClasses(ch)
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -71,5 +75,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(s.Limit), s.Name)
 		ch <- prometheus.MustNewConstMetric(concurrentDesc, prometheus.GaugeValue, float64(s.InFlight), s.Name)
 		ch <- prometheus.MustNewConstMetric(latencyDesc, prometheus.GaugeValue, s.WindowLatency.Seconds(), s.Name)
+		collectClasses(ch, &s)
 	}
 }

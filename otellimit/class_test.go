@@ -1,0 +1,56 @@
+package otellimit
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+// A limiter with classes: an observation per class, after known traffic.
+func TestClassInstruments(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	l, err := adaptivelimit.New(adaptivelimit.Config{Name: "api", InitialLimit: 10, MinLimit: 10, MaxLimit: 10,
+		Classes: []adaptivelimit.Class{{Name: "critical", Reserve: 0.3}, {Name: "sheddable"}}})
+	require.NoError(t, err)
+	reg, err := Register(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), l)
+	require.NoError(t, err)
+	p, err := l.AcquireClass("critical")
+	require.NoError(t, err)
+	defer p.Done(nil)
+	var held []adaptivelimit.Permit
+	for {
+		q, err := l.Acquire()
+		if err != nil {
+			break
+		}
+		held = append(held, q)
+	}
+	defer func() {
+		for i := range held {
+			held[i].Done(nil)
+		}
+	}()
+
+	name := attribute.String("name", "api")
+	critical, sheddable := attribute.String("class", "critical"), attribute.String("class", "sheddable")
+	got := collect(t, reader)
+	require.Len(t, got, 6+3)
+	for i, want := range []metricdata.Metrics{
+		sum("r4c.adaptivelimit.class.rejected", "{call}", "Calls of a priority class rejected at once because no slot it may use was free; in a dry run, calls that would have been.",
+			point[int64](0, name, critical), point[int64](1, name, sheddable)),
+		gauge("r4c.adaptivelimit.class.concurrent.calls", "{call}", "How many calls of a priority class hold a slot now.",
+			point[int64](1, name, critical), point[int64](7, name, sheddable)),
+		gauge("r4c.adaptivelimit.class.reserved.calls", "{call}", "How many slots of the limit a priority class reserves now.",
+			point[int64](3, name, critical), point[int64](0, name, sheddable)),
+	} {
+		metricdatatest.AssertEqual(t, want, got[6+i], metricdatatest.IgnoreTimestamp())
+	}
+	require.NoError(t, reg.Unregister())
+	require.Empty(t, collect(t, reader), "nothing is observed once unregistered")
+}
