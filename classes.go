@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Class is a priority class of a limiter's calls. Config.Classes lists them highest priority
@@ -43,7 +44,7 @@ type classSet struct {
 	reserve []float64
 	pools   []paddedCount // len(names)+1: each class's reserve, then the shared pool
 	held    []paddedCount // calls holding a slot, by class
-	reject  []paddedCount // rejections, by class
+	reject  []classCounts // rejections by class, in a power of two of stripes (rejected)
 	dryRun  bool          // admit every call, counting those the pools would reject
 
 	debt    paddedCount   // slots that calls hold beyond the limit, which finishing calls pay
@@ -62,6 +63,12 @@ type paddedCount struct {
 	_ [cacheLineSize - 8]byte
 }
 
+// classCounts are one P's counts by class, on a line of their own.
+type classCounts struct {
+	n [ClassesCeiling]uint64
+	_ [cacheLineSize - ClassesCeiling*8]byte
+}
+
 // The bits of a classed permit's inFlight above the count: the pool plus one (0 for a call
 // of a dry run that no pool had a slot for), and the class.
 const (
@@ -71,14 +78,14 @@ const (
 	noPool     = ClassesCeiling + 1 // the pool index of a dry run's call beyond the pools
 )
 
-func newClassSet(classes []Class, dryRun bool) *classSet {
+func newClassSet(classes []Class, dryRun bool, stripes int) *classSet {
 	n := len(classes)
 	cs := &classSet{
 		names:    make([]string, n),
 		reserve:  make([]float64, n),
 		pools:    make([]paddedCount, n+1),
 		held:     make([]paddedCount, n),
-		reject:   make([]paddedCount, n),
+		reject:   make([]classCounts, stripes),
 		dryRun:   dryRun,
 		retired:  make([]paddedCount, n+1),
 		caps:     make([]int64, n+1),
@@ -176,8 +183,23 @@ func (cs *classSet) giveBack(pool int) {
 	cs.pools[pool].n.Add(1)
 }
 
-// rejected counts a rejected call of class c.
-func (cs *classSet) rejected(c int) { cs.reject[c].n.Add(1) }
+// rejected counts a rejected call of class c, atomically, in the stripe that a hash of the
+// goroutine's stack address picks, as stripes.reject does: goroutines rejected at once seldom
+// share a line, and pinning the P would cost more than the add.
+func (cs *classSet) rejected(c int) {
+	var onStack byte
+	i := uintptr(unsafe.Pointer(&onStack)) * 0x9E3779B97F4A7C15 >> 32 & uintptr(len(cs.reject)-1)
+	atomic.AddUint64(&cs.reject[i].n[c], 1)
+}
+
+// rejections returns the calls of class c rejected so far.
+func (cs *classSet) rejections(c int) uint64 {
+	var n uint64
+	for i := range cs.reject {
+		n += atomic.LoadUint64(&cs.reject[i].n[c])
+	}
+	return n
+}
 
 // setLimit moves the pools to a new limit: each class reserves floor(Reserve*limit), and the
 // shared pool holds the rest. A pool whose calls hold more than its share has a deficit, which
@@ -250,7 +272,7 @@ func (cs *classSet) snapshots() []ClassSnapshot {
 			Name:     name,
 			Reserved: int(cs.reserved[i].Load()),
 			InFlight: int(max(cs.held[i].n.Load(), 0)),
-			Rejected: uint64(cs.reject[i].n.Load()),
+			Rejected: cs.rejections(i),
 		}
 	}
 	return s

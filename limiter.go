@@ -72,7 +72,7 @@ func New(c Config) (*Limiter, error) {
 	case c.Disabled:
 		l.mode = disabled
 	case len(c.Classes) > 0:
-		l.mode, l.classes = classed, newClassSet(c.Classes, c.DryRun)
+		l.mode, l.classes = classed, newClassSet(c.Classes, c.DryRun, len(l.stripes.s))
 	case c.DryRun:
 		l.mode = dryRun
 	case runtime.GOMAXPROCS(0) > 1:
