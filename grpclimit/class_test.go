@@ -18,18 +18,8 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/grpclimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
-
-// classed returns a limiter of limit 2: critical reserves 1 slot, the other is shared.
-func classed(t *testing.T, name string) *adaptivelimit.Limiter {
-	t.Helper()
-	l, err := adaptivelimit.New(adaptivelimit.Config{
-		Name: name, InitialLimit: 2, MinLimit: 2, MaxLimit: 2, Clock: adaptivelimit.NewManualClock(),
-		Classes: []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "batch", Reserve: 0}},
-	})
-	require.NoError(t, err)
-	return l
-}
 
 // The client interceptors send the context's class in x-criticality; a server that lists
 // the value takes the call's slot for that class, and its handler's context carries it.
@@ -37,7 +27,7 @@ func classed(t *testing.T, name string) *adaptivelimit.Limiter {
 func TestClassesThroughMetadata(t *testing.T) {
 	for _, network := range networks {
 		t.Run(network, func(t *testing.T) {
-			server := classed(t, "server")
+			server := limittest.Classed(t, "server", 2)
 			classOf := grpclimit.WithClassFrom(grpclimit.MetadataClass(grpclimit.DefaultClassMetadata, map[string]string{"critical": "critical"}))
 			var seen []string
 			e := &echo{answer: func(ctx context.Context, msg string) error {
@@ -45,7 +35,7 @@ func TestClassesThroughMetadata(t *testing.T) {
 				seen = append(seen, msg+"="+class)
 				return nil
 			}}
-			client := classed(t, "client")
+			client := limittest.Classed(t, "client", 2)
 			cc := dial(t, network, e, []grpc.ServerOption{
 				grpc.UnaryInterceptor(grpclimit.UnaryServerInterceptor(server, classOf)),
 				grpc.StreamInterceptor(grpclimit.StreamServerInterceptor(server, classOf)),
@@ -83,7 +73,7 @@ func TestClassesThroughMetadata(t *testing.T) {
 // Health checks bypass the limit by default, on servers and clients, and are not measured;
 // WithBypass replaces the default.
 func TestBypass(t *testing.T) {
-	server, client := classed(t, "server"), classed(t, "client")
+	server, client := limittest.Classed(t, "server", 2), limittest.Classed(t, "client", 2)
 	srv := grpc.NewServer(
 		grpc.UnaryInterceptor(grpclimit.UnaryServerInterceptor(server)),
 		grpc.StreamInterceptor(grpclimit.StreamServerInterceptor(server)))
@@ -142,7 +132,7 @@ func TestNoClassMetadata(t *testing.T) {
 		got = append(got, metadata.ValueFromIncomingContext(ctx, grpclimit.DefaultClassMetadata)...)
 		return nil
 	}}
-	client := classed(t, "client")
+	client := limittest.Classed(t, "client", 2)
 	cc := dial(t, "bufconn", e, nil, grpc.WithUnaryInterceptor(grpclimit.UnaryClientInterceptor(client, grpclimit.WithClassMetadata(""))))
 	held, err := client.Acquire()
 	require.NoError(t, err)

@@ -10,19 +10,8 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/httplimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
-
-// classed returns a limiter of limit 2 on a ManualClock: critical reserves 1 slot, the other
-// is shared.
-func classed(t *testing.T, name string) *adaptivelimit.Limiter {
-	t.Helper()
-	l, err := adaptivelimit.New(adaptivelimit.Config{
-		Name: name, InitialLimit: 2, MinLimit: 2, MaxLimit: 2, Clock: adaptivelimit.NewManualClock(),
-		Classes: []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "batch", Reserve: 0}},
-	})
-	require.NoError(t, err)
-	return l
-}
 
 func get(t *testing.T, c *http.Client, url string, header ...string) (int, string) {
 	t.Helper()
@@ -42,7 +31,7 @@ func get(t *testing.T, c *http.Client, url string, header ...string) (int, strin
 // Under a full shared pool, only the listed header value reaches the critical reserve; the
 // handler's context carries the class; a bypassed path is served whatever the limit.
 func TestMiddlewareClasses(t *testing.T) {
-	l := classed(t, "api")
+	l := limittest.Classed(t, "api", 2)
 	mw := httplimit.Middleware(l,
 		httplimit.WithClassifier(httplimit.HeaderClass("x-priority", map[string]string{"critical": "critical", "p0": "critical"})),
 		httplimit.WithBypass(func(r *http.Request) bool { return r.URL.Path == "/healthz" }))
@@ -88,13 +77,13 @@ func TestMiddlewareClasses(t *testing.T) {
 // The Transport sends the context's class in the header it is told, and takes its own
 // slot for that class; a server's HeaderClass reads it. Bypassed requests go around.
 func TestTransportClasses(t *testing.T) {
-	server := classed(t, "server")
+	server := limittest.Classed(t, "server", 2)
 	mw := httplimit.Middleware(server, httplimit.WithClassifier(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"})))
 	var seen []string
 	srv := newServer(t, mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.Header.Get("X-Priority"))
 	})))
-	client := classed(t, "client")
+	client := limittest.Classed(t, "client", 2)
 	c := &http.Client{Transport: httplimit.Transport(client, srv.Client().Transport,
 		httplimit.WithClassHeader("x-priority"),
 		httplimit.WithBypass(func(r *http.Request) bool { return r.Method == http.MethodOptions }))}

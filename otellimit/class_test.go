@@ -9,45 +9,28 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
-	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/internal/limittest"
 )
 
 // A limiter with classes: an observation per class, after known traffic.
 func TestClassInstruments(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
-	l, err := adaptivelimit.New(adaptivelimit.Config{Name: "api", InitialLimit: 10, MinLimit: 10, MaxLimit: 10,
-		Classes: []adaptivelimit.Class{{Name: "critical", Reserve: 0.3}, {Name: "sheddable"}}})
-	require.NoError(t, err)
+	l := limittest.Classed(t, "api", 10)
 	reg, err := Register(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), l)
 	require.NoError(t, err)
-	p, err := l.AcquireClass("critical")
-	require.NoError(t, err)
-	defer p.Done(nil)
-	var held []adaptivelimit.Permit
-	for {
-		q, err := l.Acquire()
-		if err != nil {
-			break
-		}
-		held = append(held, q)
-	}
-	defer func() {
-		for i := range held {
-			held[i].Done(nil)
-		}
-	}()
+	limittest.ClassTraffic(t, l)
 
 	name := attribute.String("name", "api")
-	critical, sheddable := attribute.String("class", "critical"), attribute.String("class", "sheddable")
+	critical, batch := attribute.String("class", "critical"), attribute.String("class", "batch")
 	got := collect(t, reader)
 	require.Len(t, got, 6+3)
 	for i, want := range []metricdata.Metrics{
 		sum("r4c.adaptivelimit.class.rejected", "{call}", "Calls of a priority class rejected at once because no slot it may use was free; in a dry run, calls that would have been.",
-			point[int64](0, name, critical), point[int64](1, name, sheddable)),
+			point[int64](0, name, critical), point[int64](1, name, batch)),
 		gauge("r4c.adaptivelimit.class.concurrent.calls", "{call}", "How many calls of a priority class hold a slot now.",
-			point[int64](1, name, critical), point[int64](7, name, sheddable)),
+			point[int64](1, name, critical), point[int64](5, name, batch)),
 		gauge("r4c.adaptivelimit.class.reserved.calls", "{call}", "How many slots of the limit a priority class reserves now.",
-			point[int64](3, name, critical), point[int64](0, name, sheddable)),
+			point[int64](5, name, critical), point[int64](0, name, batch)),
 	} {
 		metricdatatest.AssertEqual(t, want, got[6+i], metricdatatest.IgnoreTimestamp())
 	}

@@ -97,3 +97,37 @@ func Orders(t testing.TB) *adaptivelimit.Limiter {
 	a.Done(nil)
 	return l
 }
+
+// Classed returns a limiter of a fixed limit on a ManualClock with two priority classes:
+// critical, which reserves half of the limit, and batch, the lowest, which reserves none.
+func Classed(t testing.TB, name string, limit int) *adaptivelimit.Limiter {
+	t.Helper()
+	l, err := adaptivelimit.New(adaptivelimit.Config{
+		Name: name, InitialLimit: limit, MinLimit: limit, MaxLimit: limit, Clock: adaptivelimit.NewManualClock(),
+		Classes: []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "batch"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// ClassTraffic runs known traffic on a Classed limiter: one critical call and as many batch
+// calls as the shared slots hold, which stay in flight until the test ends, and one batch
+// call rejected.
+func ClassTraffic(t testing.TB, l *adaptivelimit.Limiter) {
+	t.Helper()
+	held := []adaptivelimit.Permit{}
+	p, err := l.AcquireClass("critical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ; err == nil; p, err = l.AcquireClass("batch") {
+		held = append(held, p)
+	}
+	t.Cleanup(func() {
+		for i := range held {
+			held[i].Done(nil)
+		}
+	})
+}
