@@ -188,7 +188,7 @@ func (cs *classSet) giveBack(pool int) {
 // share a line, and pinning the P would cost more than the add.
 func (cs *classSet) rejected(c int) {
 	var onStack byte
-	i := uintptr(unsafe.Pointer(&onStack)) * 0x9E3779B97F4A7C15 >> 32 & uintptr(len(cs.reject)-1)
+	i := uint64(uintptr(unsafe.Pointer(&onStack))) * 0x9E3779B97F4A7C15 >> 32 & uint64(len(cs.reject)-1)
 	atomic.AddUint64(&cs.reject[i].n[c], 1)
 }
 
