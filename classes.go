@@ -63,14 +63,15 @@ type paddedCount struct {
 	_ [cacheLineSize - 8]byte
 }
 
-// classCounts are one P's counts by class, on a line of their own.
+// classCounts are one stripe's counts by class, on a line of their own.
 type classCounts struct {
 	n [ClassesCeiling]uint64
 	_ [cacheLineSize - ClassesCeiling*8]byte
 }
 
-// The bits of a classed permit's inFlight above the count: the pool plus one (0 for a call
-// of a dry run that no pool had a slot for), and the class.
+// The bits of a classed permit's inFlight above the count: the pool plus one (noPool plus one
+// for a call of a dry run that no pool had a slot for), and the class. Every classed permit
+// has a pool's bits, so that the count of a classless one never reads as a class.
 const (
 	poolShift  = 48
 	classShift = 52
@@ -107,8 +108,6 @@ func (cs *classSet) index(name string) int {
 	}
 	return len(cs.names) - 1
 }
-
-func (cs *classSet) shared() *atomic.Int64 { return &cs.pools[len(cs.names)].n }
 
 // take takes a free slot for a call of class c: from its reserve, the shared pool, or a lower
 // class's reserve, in that order. It returns the pool, or -1 where none has a free slot.
