@@ -345,6 +345,26 @@ func TestClassWaiters(t *testing.T) {
 	require.Equal(t, uint64(1), short.Snapshot().WaitAbandoned)
 	p.Done(nil)
 	requireClassesIdle(t, short)
+
+	// One waiter more than MaxWaiters is rejected at once, in its class.
+	bounded, err := New(Config{Classes: threeClasses, InitialLimit: 1, MaxLimit: 1, MaxWait: time.Minute, MaxWaiters: 1})
+	require.NoError(t, err)
+	p, err = bounded.AcquireClass("critical")
+	require.NoError(t, err)
+	waiting, stop := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() {
+		_, err := bounded.AcquireContext(WithClass(waiting, "critical"))
+		done <- err
+	}()
+	waitFor(t, func() bool { return bounded.Snapshot().Waiting == 1 })
+	_, err = bounded.AcquireContext(WithClass(ctx, "standard"))
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	require.Equal(t, uint64(1), bounded.Snapshot().Classes[1].Rejected)
+	stop()
+	require.ErrorIs(t, <-done, context.Canceled)
+	p.Done(nil)
+	requireClassesIdle(t, bounded)
 	cancel()
 }
 
