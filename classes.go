@@ -34,8 +34,9 @@ type ClassSnapshot struct {
 
 // classSet is the state of a limiter with classes. Each pool counts its free slots: the
 // reserve of each class, then the shared pool. The free slots and the calls holding one add
-// up to the limit, so the limit is a hard total; where the limit fell below the calls
-// holding a slot, every pool is empty and the calls beyond it are a debt (setLimit).
+// up to the limit, so the limit is a hard total. A pool whose calls hold more than its share
+// of a lower limit is below zero (short) until they finish, and while one is, a call is
+// admitted only where the pools have a free slot in all (setLimit).
 //
 // A permit of a classed limiter carries its class and the pool it took its slot from in the
 // high bits of its count in flight, so that a Permit is no larger.
@@ -47,12 +48,10 @@ type classSet struct {
 	reject  []classCounts // rejections by class, in a power of two of stripes (rejected)
 	dryRun  bool          // admit every call, counting those the pools would reject
 
-	debt    paddedCount   // slots that calls hold beyond the limit, which finishing calls pay
-	retired []paddedCount // slots of each pool that paid the debt, until setLimit counts them
+	short paddedCount // pools below zero
 
 	// Owned by the goroutine that sets the limit (New, then the window closer).
-	limit    int64
-	caps     []int64        // each pool's free slots and slots taken from it, less those retired since
+	shares   []int64        // each pool's share of the limit
 	reserved []atomic.Int64 // floor(Reserve*limit), by class, for Snapshot
 
 	queues []waitQueue // waiters by class; the limiter's waitQueue holds their lock and count
@@ -88,8 +87,7 @@ func newClassSet(classes []Class, dryRun bool, stripes int) *classSet {
 		held:     make([]paddedCount, n),
 		reject:   make([]classCounts, stripes),
 		dryRun:   dryRun,
-		retired:  make([]paddedCount, n+1),
-		caps:     make([]int64, n+1),
+		shares:   make([]int64, n+1),
 		reserved: make([]atomic.Int64, n),
 		queues:   make([]waitQueue, n),
 	}
@@ -110,8 +108,12 @@ func (cs *classSet) index(name string) int {
 }
 
 // take takes a free slot for a call of class c: from its reserve, the shared pool, or a lower
-// class's reserve, in that order. It returns the pool, or -1 where none has a free slot.
+// class's reserve, in that order. It returns the pool, or -1 where none has a free slot, or
+// where a pool is short and the pools have none in all.
 func (cs *classSet) take(c int) int {
+	if cs.short.n.Load() != 0 && !cs.underLimit() {
+		return -1
+	}
 	if tryDecrement(&cs.pools[c].n) {
 		return c
 	}
@@ -171,15 +173,22 @@ func (cs *classSet) release(f int64) (n int64, held bool) {
 	return f & countMask, true
 }
 
-// giveBack returns a slot to its pool, or pays the debt with it where there is one.
+// giveBack returns a slot to its pool.
 func (cs *classSet) giveBack(pool int) {
-	for d := cs.debt.n.Load(); d > 0; d = cs.debt.n.Load() {
-		if cs.debt.n.CompareAndSwap(d, d-1) {
-			cs.retired[pool].n.Add(1)
-			return
-		}
+	if cs.pools[pool].n.Add(1) == 0 {
+		cs.short.n.Add(-1) // the pool is no longer short
 	}
-	cs.pools[pool].n.Add(1)
+}
+
+// underLimit reports whether the pools have a free slot in all: fewer calls hold a slot than
+// the limit. The pools are read one after the other, so beside the calls it is a moment's
+// view: with a pool short, calls that start at once may pass together.
+func (cs *classSet) underLimit() bool {
+	var free int64
+	for p := range cs.pools {
+		free += cs.pools[p].n.Load()
+	}
+	return free > 0
 }
 
 // rejected counts a rejected call of class c, atomically, in the stripe that a hash of the
@@ -201,58 +210,31 @@ func (cs *classSet) rejections(c int) uint64 {
 }
 
 // setLimit moves the pools to a new limit: each class reserves floor(Reserve*limit), and the
-// shared pool holds the rest. A pool whose calls hold more than its share has a deficit, which
-// the free slots of the other pools cover, the shared pool's first, then the reserves from the
-// lowest class up; what they cannot cover, where calls hold more than the limit, is a debt that
-// the slots of finishing calls pay before they go back to a pool, so that no call is admitted
-// until the calls are back under the limit. The next move gives every pool its share again.
-//
-// The pools and the debt move by atomic adds beside the calls. Whatever those do between the
-// reads here, the free slots less the debt move by exactly as much as the limit: the pools,
-// the debt and the calls holding a slot keep adding up to it.
+// shared pool holds the rest. Each pool moves by the change of its share, with an atomic add
+// beside the calls, so that the pools and the calls keep adding up to the limit. A pool whose
+// calls hold more than its new share goes below zero, short, and its own calls give the
+// slots back as they finish: the other pools keep their shares, a reserve stays its class's,
+// and while a pool is short no call is admitted beyond the limit (take).
 func (cs *classSet) setLimit(limit int64) {
 	n := len(cs.names)
-	var want, used, free [ClassesCeiling + 1]int64 // free slots each pool is to hold; slots taken from it; free now
 	var reserved int64
-	for i, r := range cs.reserve {
-		k := min(int64(math.Floor(r*float64(limit))), limit-reserved) // reserves of 1 may round above it
-		cs.reserved[i].Store(k)
-		want[i], reserved = k, reserved+k
-	}
-	want[n] = limit - reserved
-	var deficit int64
 	for p := 0; p <= n; p++ {
-		retired := cs.retired[p].n.Load()
-		cs.retired[p].n.Add(-retired)
-		cs.caps[p] -= retired
-		free[p] = cs.pools[p].n.Load()
-		used[p] = cs.caps[p] - free[p]
-		if want[p] -= used[p]; want[p] < 0 {
-			deficit -= want[p]
-			want[p] = 0
+		share := limit - reserved // the shared pool's, last
+		if p < n {
+			share = min(int64(math.Floor(cs.reserve[p]*float64(limit))), share) // reserves of 1 may round above it
+			cs.reserved[p].Store(share)
+			reserved += share
+		}
+		delta := share - cs.shares[p]
+		cs.shares[p] = share
+		now := cs.pools[p].n.Add(delta)
+		switch before := now - delta; {
+		case before >= 0 && now < 0:
+			cs.short.n.Add(1)
+		case before < 0 && now >= 0:
+			cs.short.n.Add(-1)
 		}
 	}
-	for p := n; p >= 0 && deficit > 0; p-- {
-		k := min(want[p], deficit)
-		want[p] -= k
-		deficit -= k
-	}
-	debt := cs.debt.n.Load()
-	var moved int64
-	for p := 0; p <= n; p++ {
-		moved += want[p] - free[p]
-	}
-	newDebt := debt + moved - (limit - cs.limit) // the deficit left, where the reads agree
-	if newDebt < 0 {
-		want[n] -= newDebt
-		newDebt = 0
-	}
-	for p := 0; p <= n; p++ {
-		cs.pools[p].n.Add(want[p] - free[p])
-		cs.caps[p] = used[p] + want[p]
-	}
-	cs.debt.n.Add(newDebt - debt)
-	cs.limit = limit
 }
 
 // inFlight returns the calls holding a slot, of every class.

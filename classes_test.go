@@ -110,9 +110,9 @@ func requireClassesIdle(t *testing.T, l *Limiter) {
 	for i := range cs.held {
 		require.Zero(t, cs.held[i].n.Load(), "class %s in flight", cs.names[i])
 	}
-	require.Zero(t, cs.debt.n.Load(), "debt")
+	require.Zero(t, cs.short.n.Load(), "short pools")
 	for p := range cs.pools {
-		require.Equal(t, cs.caps[p]-cs.retired[p].n.Load(), cs.pools[p].n.Load(), "pool %d", p)
+		require.Equal(t, cs.shares[p], cs.pools[p].n.Load(), "pool %d", p)
 		total += cs.pools[p].n.Load()
 	}
 	require.Equal(t, int64(l.Limit()), total, "the pools add up to the limit")
@@ -252,7 +252,7 @@ func (c *panickyClock) Nanotime() int64 {
 }
 
 // When the limit moves, the reserves follow it; below what calls hold, no call is admitted
-// until they are back under it, and every pool gets its share again after.
+// until they are back under it, and every pool has its share again once its calls finish.
 func TestClassLimitMoves(t *testing.T) {
 	l := newClassed(t, 10, threeClasses)
 	shed := takeAll(t, l, "sheddable") // 3 shared
@@ -272,21 +272,37 @@ func TestClassLimitMoves(t *testing.T) {
 		_, err := l.AcquireClass(class)
 		require.ErrorIs(t, err, ErrLimitExceeded, "%s: 7 held under a limit of 5", class)
 	}
-	finishAll(std[:2]) // 5 held: they paid the debt
+	finishAll(std[:2]) // 5 held, standard's reserve no longer short
 	_, err := l.AcquireClass("critical")
 	require.ErrorIs(t, err, ErrLimitExceeded, "5 held under a limit of 5")
 	finishAll(std[2:3]) // 4 held
 	crit := takeAll(t, l, "critical")
-	require.Len(t, crit, 1, "back under the limit by one")
+	require.Len(t, crit, 1, "back under the limit by one, from its own reserve")
 	require.Equal(t, 5, l.InFlight())
+	finishAll(shed) // the shared pool is no longer short
+	require.Len(t, takeAll(t, l, "standard"), 3, "its reserve's free slot and the 2 shared, up to the limit")
+	_, err = l.AcquireClass("critical")
+	require.ErrorIs(t, err, ErrLimitExceeded)
+}
 
-	l.setLimit(5) // the next move gives each pool its share again
-	finishAll(std[3:])
-	finishAll(shed)
+// A reserve stays its class's when the limit falls below what a lower class holds: only
+// the pool that holds too much waits for its calls.
+func TestClassReserveSurvivesALowerLimit(t *testing.T) {
+	l := newClassed(t, 20, threeClasses) // reserves 6 and 8, 6 shared
+	shed := takeAll(t, l, "sheddable")
+	require.Len(t, shed, 6)
+	l.setLimit(10) // reserves 3 and 4, 3 shared: the shared pool is 3 short
+	crit := takeAll(t, l, "critical")
+	require.Len(t, crit, 4, "its reserve and one of standard's, up to the limit")
+	finishAll(shed[:3]) // the shared pool is back to 0 free
+	_, err := l.AcquireClass("sheddable")
+	require.ErrorIs(t, err, ErrLimitExceeded, "standard's free reserve is not sheddable's")
+	std := takeAll(t, l, "standard")
+	require.Len(t, std, 3)
+	finishAll(std)
+	finishAll(shed[3:])
 	finishAll(crit)
-	l.setLimit(5)
 	requireClassesIdle(t, l)
-	require.Equal(t, 5, l.Limit())
 }
 
 func classReserved(l *Limiter) []int {
