@@ -211,12 +211,14 @@ func (cs *classSet) rejections(c int) uint64 {
 
 // setLimit moves the pools to a new limit: each class reserves floor(Reserve*limit), and the
 // shared pool holds the rest. Each pool moves by the change of its share, with an atomic add
-// beside the calls, so that the pools and the calls keep adding up to the limit. A pool whose
-// calls hold more than its new share goes below zero, short, and its own calls give the
-// slots back as they finish: the other pools keep their shares, a reserve stays its class's,
-// and while a pool is short no call is admitted beyond the limit (take).
+// beside the calls, so that the pools and the calls keep adding up to the limit; the pools
+// that lose slots move first, so that meanwhile they add up to no more than either limit. A
+// pool whose calls hold more than its new share goes below zero, short, and its own calls
+// give the slots back as they finish: the other pools keep their shares, a reserve stays its
+// class's, and while a pool is short no call is admitted beyond the limit (take).
 func (cs *classSet) setLimit(limit int64) {
 	n := len(cs.names)
+	var delta [ClassesCeiling + 1]int64
 	var reserved int64
 	for p := 0; p <= n; p++ {
 		share := limit - reserved // the shared pool's, last
@@ -225,14 +227,20 @@ func (cs *classSet) setLimit(limit int64) {
 			cs.reserved[p].Store(share)
 			reserved += share
 		}
-		delta := share - cs.shares[p]
+		delta[p] = share - cs.shares[p]
 		cs.shares[p] = share
-		now := cs.pools[p].n.Add(delta)
-		switch before := now - delta; {
-		case before >= 0 && now < 0:
-			cs.short.n.Add(1)
-		case before < 0 && now >= 0:
-			cs.short.n.Add(-1)
+	}
+	for _, losing := range []bool{true, false} {
+		for p := 0; p <= n; p++ {
+			if d := delta[p]; d != 0 && d < 0 == losing {
+				now := cs.pools[p].n.Add(d)
+				switch before := now - d; {
+				case before >= 0 && now < 0:
+					cs.short.n.Add(1)
+				case before < 0 && now >= 0:
+					cs.short.n.Add(-1)
+				}
+			}
 		}
 	}
 }
