@@ -73,6 +73,9 @@ func (c *classOptions) acquireClient(l *adaptivelimit.Limiter, req *http.Request
 	p, err := l.AcquireClass(class)
 	if err == nil && c.header != "" {
 		req = req.Clone(req.Context())
+		if req.Header == nil {
+			req.Header = make(http.Header)
+		}
 		req.Header[c.header] = []string{class}
 	}
 	return p, req, err

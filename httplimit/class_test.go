@@ -100,12 +100,17 @@ func TestTransportClasses(t *testing.T) {
 	_, err = c.Get(srv.URL)
 	require.ErrorIs(t, err, adaptivelimit.ErrLimitExceeded, "no class: the lowest, whose slot is held")
 
+	bare := &http.Request{Method: http.MethodGet, URL: req.URL, Host: req.URL.Host} // no Header
+	resp, err = c.Transport.RoundTrip(bare.WithContext(adaptivelimit.WithClass(context.Background(), "critical")))
+	require.NoError(t, err, "a request without a Header map")
+	require.NoError(t, resp.Body.Close())
+
 	req, err = http.NewRequest(http.MethodOptions, srv.URL, nil)
 	require.NoError(t, err)
 	resp, err = c.Do(req)
 	require.NoError(t, err, "bypassed")
 	require.NoError(t, resp.Body.Close())
-	require.Equal(t, []string{"critical", ""}, seen)
+	require.Equal(t, []string{"critical", "critical", ""}, seen)
 	require.Equal(t, uint64(1), client.Snapshot().Rejected)
 	held.Done(nil)
 	require.Zero(t, client.InFlight())
