@@ -46,6 +46,7 @@ type classSet struct {
 	pools   []paddedCount // len(names)+1: each class's reserve, then the shared pool
 	held    []paddedCount // calls holding a slot, by class
 	reject  []classCounts // rejections by class, in a power of two of stripes (rejected)
+	shown   []atomic.Uint64 // the most rejections by class a snapshot has reported
 	dryRun  bool          // admit every call, counting those the pools would reject
 
 	short paddedCount // pools below zero
@@ -86,6 +87,7 @@ func newClassSet(classes []Class, dryRun bool, stripes int) *classSet {
 		pools:    make([]paddedCount, n+1),
 		held:     make([]paddedCount, n),
 		reject:   make([]classCounts, stripes),
+		shown:    make([]atomic.Uint64, n),
 		dryRun:   dryRun,
 		shares:   make([]int64, n+1),
 		reserved: make([]atomic.Int64, n),
@@ -191,13 +193,15 @@ func (cs *classSet) underLimit() bool {
 	return free > 0
 }
 
-// rejected counts a rejected call of class c, atomically, in the stripe that a hash of the
-// goroutine's stack address picks, as stripes.reject does: goroutines rejected at once seldom
-// share a line, and pinning the P would cost more than the add.
+// rejected counts a rejected call of class c in the stripe that a hash of the goroutine's
+// stack address picks, as stripes.reject counts every rejection: goroutines rejected at once
+// seldom share a line, and pinning the P would cost more than the add. bump adds with a
+// plain increment where stripes.reject does, so two goroutines that race on a stripe can
+// lose a count, never invent one; rejections never reports fewer than it did.
 func (cs *classSet) rejected(c int) {
 	var onStack byte
 	i := uint64(uintptr(unsafe.Pointer(&onStack))) * 0x9E3779B97F4A7C15 >> 32 & uint64(len(cs.reject)-1)
-	atomic.AddUint64(&cs.reject[i].n[c], 1)
+	bump(&cs.reject[i].n[c], 1)
 }
 
 // rejections returns the calls of class c rejected so far.
@@ -206,7 +210,7 @@ func (cs *classSet) rejections(c int) uint64 {
 	for i := range cs.reject {
 		n += atomic.LoadUint64(&cs.reject[i].n[c])
 	}
-	return n
+	return keepMax(&cs.shown[c], n)
 }
 
 // setLimit moves the pools to a new limit: each class reserves floor(Reserve*limit), and the

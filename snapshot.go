@@ -101,10 +101,13 @@ type published struct {
 }
 
 // rejections returns the larger of sum and what earlier snapshots reported, and keeps it.
-func (p *published) rejections(sum uint64) uint64 {
+func (p *published) rejections(sum uint64) uint64 { return keepMax(&p.rejected, sum) }
+
+// keepMax returns the larger of sum and seen, and keeps it in seen.
+func keepMax(seen *atomic.Uint64, sum uint64) uint64 {
 	for {
-		old := p.rejected.Load()
-		if sum <= old || p.rejected.CompareAndSwap(old, sum) {
+		old := seen.Load()
+		if sum <= old || seen.CompareAndSwap(old, sum) {
 			return max(sum, old)
 		}
 	}
