@@ -43,11 +43,11 @@ type ClassSnapshot struct {
 type classSet struct {
 	names   []string
 	reserve []float64
-	pools   []paddedCount // len(names)+1: each class's reserve, then the shared pool
-	held    []paddedCount // calls holding a slot, by class
-	reject  []classCounts // rejections by class, in a power of two of stripes (rejected)
+	pools   []paddedCount   // len(names)+1: each class's reserve, then the shared pool
+	held    []paddedCount   // calls holding a slot, by class
+	reject  []classCounts   // rejections by class, in a power of two of stripes (rejected)
 	shown   []atomic.Uint64 // the most rejections by class a snapshot has reported
-	dryRun  bool          // admit every call, counting those the pools would reject
+	dryRun  bool            // admit every call, counting those the pools would reject
 
 	short paddedCount // pools below zero
 
