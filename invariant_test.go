@@ -3,7 +3,9 @@ package adaptivelimit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -88,66 +90,361 @@ func TestRandomOperations(t *testing.T) {
 	}
 }
 
-// Many goroutines on a fixed limit: never more calls inside than the limit.
-func TestNoOverAdmission(t *testing.T) {
-	const limit, goroutines, calls = 5, 16, 3000
-	l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit, MinWindowSamples: 1, Window: time.Millisecond})
-	require.NoError(t, err)
-	var inside, most atomic.Int64
-	var admitted atomic.Int64
+// The invariant checks below drive a subject: the Limiter, or one of the deliberately broken
+// limiters of TestInvariantChecksCatchBrokenLimiters, which shows that each check fails
+// where its invariant does not hold.
+
+// finisher is what an admitted call holds: a *Permit, or a broken one.
+type finisher interface {
+	Done(err error)
+	Cancel()
+}
+
+type subject interface {
+	acquire(r *rand.Rand) (finisher, bool)
+	InFlight() int
+}
+
+// reporter is the part of testing.TB the checks use, so that a recorder can stand for the
+// test. A check reports on the goroutine that called it.
+type reporter interface {
+	Helper()
+	Errorf(format string, args ...any)
+}
+
+// limiterSubject is a Limiter under test; with waits, one call in four waits up to 50 µs for
+// a slot.
+type limiterSubject struct {
+	*Limiter
+	waits bool
+}
+
+func (s limiterSubject) acquire(r *rand.Rand) (finisher, bool) {
+	var p Permit
+	var err error
+	if s.waits && r.IntN(4) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(50))*time.Microsecond)
+		p, err = s.AcquireContext(ctx)
+		cancel()
+	} else {
+		p, err = s.Acquire()
+	}
+	return &p, err == nil
+}
+
+// observed is what the callers of holders saw.
+type observed struct {
+	admitted, rejected int64
+	most               int64 // the most calls that held a slot at once
+	samples, drops     int64 // the calls that ended with a sample, and of them with a drop
+}
+
+var errNotFound = errors.New("404")
+
+// holders runs goroutines that make calls through s, each holding its slot while it yields
+// a few times, and then while fewer than fill calls hold one (for at most 100 more yields),
+// so that holders overlap on any number of Ps; and ending it in one of the ways a call ends.
+func holders(s subject, goroutines, calls, fill int) observed {
+	var inside, most, admitted, rejected, samples, drops atomic.Int64
 	var wg sync.WaitGroup
-	for range goroutines {
+	for g := range goroutines {
 		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(g), 19))
 			for range calls {
-				p, err := l.Acquire()
-				if err != nil {
+				p, ok := s.acquire(r)
+				if !ok {
+					rejected.Add(1)
 					continue
 				}
 				admitted.Add(1)
 				n := inside.Add(1)
 				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 				}
-				inside.Add(-1)
-				p.Done(nil)
+				for range 1 + r.IntN(3) {
+					runtime.Gosched()
+				}
+				for range 100 {
+					if inside.Load() >= int64(fill) {
+						break
+					}
+					runtime.Gosched()
+				}
+				inside.Add(-1) // before the slot is freed, which lets another in
+				switch r.IntN(4) {
+				case 0:
+					samples.Add(1)
+					p.Done(nil)
+				case 1:
+					samples.Add(1)
+					drops.Add(1)
+					p.Done(context.DeadlineExceeded)
+				case 2:
+					p.Done(errNotFound)
+				default:
+					p.Cancel()
+				}
 			}
 		})
 	}
 	wg.Wait()
-	require.LessOrEqual(t, most.Load(), int64(limit))
-	require.Positive(t, admitted.Load())
-	require.Zero(t, l.InFlight())
-	// Rejections are counted with plain increments on counters that goroutines may share:
-	// a count can be lost to a race, never invented.
-	rejected := uint64(goroutines*calls) - uint64(admitted.Load())
-	require.LessOrEqual(t, l.Snapshot().Rejected, rejected, "never invented")
-	require.GreaterOrEqual(t, l.Snapshot().Rejected, rejected*95/100, "few lost")
+	return observed{admitted: admitted.Load(), rejected: rejected.Load(), most: most.Load(),
+		samples: samples.Load(), drops: drops.Load()}
 }
 
-// Concurrent calls that close windows under the real clock, with snapshots read beside them:
-// windows close one at a time, the limit stays in bounds, and every slot comes back.
+// checkMost reports a failure if more than limit calls held a slot at once, or if the
+// calls never filled the limit though they could.
+func checkMost(r reporter, o observed, limit int) {
+	r.Helper()
+	if checkAtMost(r, o, limit) && o.most < int64(limit) {
+		r.Errorf("at most %d calls held a slot at once: the limit of %d was never filled", o.most, limit)
+	}
+}
+
+// checkAtMost reports a failure if more than most calls held a slot at once.
+func checkAtMost(r reporter, o observed, most int) bool {
+	r.Helper()
+	if o.most > int64(most) {
+		r.Errorf("%d calls held a slot at once, at most %d may", o.most, most)
+		return false
+	}
+	return true
+}
+
+// checkSettled reports a failure unless s, which nothing else uses, holds no slot and
+// admits exactly limit calls at once.
+func checkSettled(r reporter, s subject, limit int) {
+	r.Helper()
+	if n := s.InFlight(); n != 0 {
+		r.Errorf("%d calls hold a slot after every call ended", n)
+		return
+	}
+	rnd := rand.New(rand.NewPCG(0, 0))
+	var held []finisher
+	for {
+		p, ok := s.acquire(rnd)
+		if !ok {
+			break
+		}
+		held = append(held, p)
+		if len(held) > limit {
+			break
+		}
+	}
+	for _, p := range held {
+		p.Cancel()
+	}
+	if len(held) != limit {
+		r.Errorf("%d calls admitted at once after the calls ended, want the limit of %d", len(held), limit)
+	}
+}
+
+// checkCounted closes the window of a fixedOnManual limiter whose clock did not move while
+// the calls ran, with one more sample, and reports a failure unless that window counted every
+// sample and drop once: none lost, none invented.
+func checkCounted(r reporter, l *Limiter, clock *ManualClock, o observed) {
+	r.Helper()
+	clock.Advance(manualWindow)
+	p, err := l.Acquire()
+	if err != nil {
+		r.Errorf("the call that closes the window: %v", err)
+		return
+	}
+	p.Done(nil)
+	if d := l.Snapshot().Last; int64(d.Samples) != o.samples+1 || int64(d.Drops) != o.drops {
+		r.Errorf("the window counted %d samples and %d drops; the calls made %d and %d",
+			d.Samples, d.Drops, o.samples+1, o.drops)
+	}
+}
+
+// manualWindow is the window of fixedOnManual's limiters.
+const manualWindow = time.Second
+
+// fixedOnManual is a limiter of a fixed limit on a ManualClock whose window does not end
+// unless the test moves the clock.
+func fixedOnManual(t *testing.T, limit int) (*Limiter, *ManualClock) {
+	return newManual(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit, MinWindowSamples: 1, Window: manualWindow})
+}
+
+// Many goroutines whose calls overlap, on fixed limits: the limit is filled and never
+// passed, every slot comes back, and every sample is counted once.
+func TestNoOverAdmission(t *testing.T) {
+	const goroutines, calls = 12, 400
+	forEachProcs(t, func(t *testing.T, procs int) {
+		for _, limit := range []int{1, 2, 5} {
+			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+				l, clock := fixedOnManual(t, limit)
+				s := limiterSubject{Limiter: l}
+				o := holders(s, goroutines, calls, limit)
+				checkMost(t, o, limit)
+				checkSettled(t, s, limit)
+				checkCounted(t, l, clock, o)
+				// Rejections are counted with plain increments on counters that goroutines
+				// may share: a count can be lost to a race, never invented.
+				rejected := uint64(o.rejected) + 1 // checkSettled's
+				require.LessOrEqual(t, l.Snapshot().Rejected, rejected, "never invented")
+				require.GreaterOrEqual(t, l.Snapshot().Rejected, rejected*95/100, "few lost")
+			})
+		}
+	})
+}
+
+// A broken limiter fails the checks above: each mutation is caught by the checks named, and
+// the limiter unbroken passes them all.
+func TestInvariantChecksCatchBrokenLimiters(t *testing.T) {
+	const limit, goroutines, calls = 3, 8, 200
+	for _, tc := range []struct {
+		name   string
+		broken func(s subject) subject
+		caught []string
+	}{
+		{"admit everything", func(s subject) subject { return admitAll{s} }, []string{"most", "settled"}},
+		{"reject below the limit", func(s subject) subject { return rejectEarly{s, limit} }, []string{"most", "settled"}},
+		{"skip a release", func(s subject) subject { return &mutated{subject: s, skipRelease: true} }, []string{"settled"}},
+		{"lose a sample", func(s subject) subject { return &mutated{subject: s, loseSample: true} }, []string{"counted"}},
+		{"invent a sample", func(s subject) subject { return &mutated{subject: s, inventSample: true} }, []string{"counted"}},
+		{"lose a drop", func(s subject) subject { return &mutated{subject: s, loseDrop: true} }, []string{"counted"}},
+		{"unbroken", func(s subject) subject { return s }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, clock := fixedOnManual(t, limit)
+			s := tc.broken(limiterSubject{Limiter: l})
+			o := holders(s, goroutines, calls, limit)
+			var failed []string
+			for _, check := range []struct {
+				name string
+				run  func(r reporter)
+			}{
+				{"most", func(r reporter) { checkMost(r, o, limit) }},
+				{"settled", func(r reporter) { checkSettled(r, s, limit) }},
+				{"counted", func(r reporter) { checkCounted(r, l, clock, o) }},
+			} {
+				var rec recorder
+				check.run(&rec)
+				if len(rec.failures) > 0 {
+					failed = append(failed, check.name)
+				}
+			}
+			for _, want := range tc.caught {
+				require.Contains(t, failed, want, "%s is not caught by the %s check", tc.name, want)
+			}
+			if tc.caught == nil {
+				require.Empty(t, failed)
+			}
+		})
+	}
+}
+
+// recorder stands for the test in TestInvariantChecksCatchBrokenLimiters: it keeps the
+// failures a check reports.
+type recorder struct{ failures []string }
+
+func (*recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) {
+	r.failures = append(r.failures, fmt.Sprintf(format, args...))
+}
+
+// admitAll admits every call: a rejection is a call that holds nothing.
+type admitAll struct{ subject }
+
+func (a admitAll) acquire(r *rand.Rand) (finisher, bool) {
+	if p, ok := a.subject.acquire(r); ok {
+		return p, true
+	}
+	return new(Permit), true
+}
+
+// rejectEarly rejects the call that would fill the limit.
+type rejectEarly struct {
+	subject
+	limit int
+}
+
+func (e rejectEarly) acquire(r *rand.Rand) (finisher, bool) {
+	p, ok := e.subject.acquire(r)
+	if ok && e.InFlight() >= e.limit {
+		p.Cancel()
+		return nil, false
+	}
+	return p, ok
+}
+
+// mutated breaks one call, the first that its flag applies to: a single slot not freed, or
+// a single sample lost or invented, or a single drop lost, is enough to fail a check.
+type mutated struct {
+	subject
+	skipRelease, loseSample, inventSample, loseDrop bool
+	broke                                           atomic.Bool
+}
+
+func (m *mutated) acquire(r *rand.Rand) (finisher, bool) {
+	p, ok := m.subject.acquire(r)
+	if !ok {
+		return p, false
+	}
+	return mutatedPermit{p, m}, true
+}
+
+type mutatedPermit struct {
+	finisher
+	m *mutated
+}
+
+// breaks reports whether the mutation applies to this finish: the first time only.
+func (p mutatedPermit) breaks(applies bool) bool {
+	return applies && p.m.broke.CompareAndSwap(false, true)
+}
+
+func (p mutatedPermit) Done(err error) {
+	switch {
+	case p.breaks(p.m.skipRelease):
+	case p.breaks(p.m.loseSample && err == nil):
+		p.finisher.Cancel()
+	case p.breaks(p.m.loseDrop && errors.Is(err, context.DeadlineExceeded)):
+		p.finisher.Done(nil)
+	default:
+		p.finisher.Done(err)
+	}
+}
+
+func (p mutatedPermit) Cancel() {
+	switch {
+	case p.breaks(p.m.skipRelease):
+	case p.breaks(p.m.inventSample):
+		p.finisher.Done(nil)
+	default:
+		p.finisher.Cancel()
+	}
+}
+
+// Concurrent calls that close windows on the real clock (1 ms windows; bounded: 8 goroutines
+// until 100 windows have closed, for at most 10 s), with snapshots read beside them: windows
+// close one at a time and no change of the limit is lost, each starting from the limit the
+// one before it left; the changes seen are the snapshot's LimitChanges; the limit stays in
+// its bounds, counters never go backwards, and every slot comes back.
 func TestConcurrentWindows(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
-		l, err := New(Config{Algorithm: alg, MaxLimit: 64, MinWindowSamples: 1, Window: time.Millisecond})
+		const goroutines, windows = 8, 100
+		var changes limitChanges
+		l, err := New(Config{Algorithm: alg, InitialLimit: 4, MaxLimit: 16, MinWindowSamples: 1, Window: time.Millisecond,
+			OnLimitChange: changes.add})
 		require.NoError(t, err)
-		var wg sync.WaitGroup
+		changes.limit = l.Limit()
 		stop := make(chan struct{})
-		wg.Go(func() {
-			poll(stop, func() bool {
-				s := l.Snapshot()
-				require.GreaterOrEqual(t, s.Limit, 1)
-				require.LessOrEqual(t, s.Limit, 64)
-				require.GreaterOrEqual(t, s.InFlight, 0)
-				return true
-			})
-		})
+		var watcher sync.WaitGroup
+		var checks atomic.Int64
+		watcher.Go(func() { watch(t, l, stop, &checks) })
+		deadline := time.Now().Add(10 * time.Second)
 		var workers sync.WaitGroup
-		for g := range 8 {
+		for g := range goroutines {
 			workers.Go(func() {
-				for i := range 5000 {
+				for i := 0; i%64 != 0 || l.Snapshot().Windows < windows && time.Now().Before(deadline); i++ {
 					p, err := l.Acquire()
 					if err != nil {
+						runtime.Gosched()
 						continue
 					}
+					runtime.Gosched() // hold the slot while others run
 					if (g+i)%13 == 0 {
 						p.Done(context.DeadlineExceeded)
 					} else {
@@ -158,7 +455,88 @@ func TestConcurrentWindows(t *testing.T) {
 		}
 		workers.Wait()
 		close(stop)
-		wg.Wait()
-		require.Zero(t, l.InFlight())
+		watcher.Wait()
+		s := l.Snapshot()
+		require.GreaterOrEqual(t, s.Windows, uint64(windows), "windows closed")
+		require.Positive(t, s.LimitChanges, "the limit moved")
+		require.Positive(t, checks.Load(), "snapshots checked")
+		changes.check(t, s)
+		require.Zero(t, s.InFlight)
 	})
+}
+
+// limitChanges is an OnLimitChange that checks the changes it is told of: one at a time,
+// each from the limit the last one left.
+type limitChanges struct {
+	limit    int // the limit the last change left; set it to the initial limit
+	n        uint64
+	inside   atomic.Int32
+	mu       sync.Mutex
+	failures []string
+}
+
+func (c *limitChanges) add(_ string, d Decision) {
+	if c.inside.Add(1) != 1 {
+		c.fail("a change of the limit reported while another is")
+	}
+	defer c.inside.Add(-1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d.LimitBefore != c.limit {
+		c.failures = append(c.failures, fmt.Sprintf("change %d moves the limit from %d, the last one left %d",
+			c.n+1, d.LimitBefore, c.limit))
+	}
+	c.limit = d.LimitAfter
+	c.n++
+}
+
+func (c *limitChanges) fail(msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.failures = append(c.failures, msg)
+}
+
+// check reports what add found, and a failure unless the changes reported are the
+// snapshot's, which nothing runs beside, and the limit is the last change's.
+func (c *limitChanges) check(r reporter, s Snapshot) {
+	r.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.failures {
+		r.Errorf("%s", f)
+	}
+	if c.n != s.LimitChanges || c.limit != s.Limit {
+		r.Errorf("%d changes seen, leaving the limit at %d; the snapshot says %d, and %d",
+			c.n, c.limit, s.LimitChanges, s.Limit)
+	}
+}
+
+// limitChanges catches a lost change, a change reported beside another, and a count of
+// changes that is not the snapshot's.
+func TestLimitChangesCatches(t *testing.T) {
+	change := func(before, after int) Decision { return Decision{LimitBefore: before, LimitAfter: after} }
+	for _, tc := range []struct {
+		name string
+		feed func(c *limitChanges)
+		snap Snapshot
+		bad  bool
+	}{
+		{"in order", func(c *limitChanges) { c.add("", change(4, 6)); c.add("", change(6, 3)) }, Snapshot{Limit: 3, LimitChanges: 2}, false},
+		{"a change lost", func(c *limitChanges) { c.add("", change(4, 6)); c.add("", change(7, 3)) }, Snapshot{Limit: 3, LimitChanges: 3}, true},
+		{"two at once", func(c *limitChanges) {
+			c.inside.Add(1) // as if a change were being reported
+			c.add("", change(4, 6))
+			c.inside.Add(-1)
+		}, Snapshot{Limit: 6, LimitChanges: 1}, true},
+		{"a count not the snapshot's", func(c *limitChanges) { c.add("", change(4, 6)) }, Snapshot{Limit: 6, LimitChanges: 2}, true},
+		{"a limit not the snapshot's", func(c *limitChanges) { c.add("", change(4, 6)) }, Snapshot{Limit: 5, LimitChanges: 1}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &limitChanges{limit: 4}
+			tc.feed(c)
+			var rec recorder
+			c.check(&rec, tc.snap)
+			require.Equal(t, tc.bad, len(rec.failures) > 0, "%v", rec.failures)
+		})
+	}
 }

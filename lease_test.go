@@ -176,23 +176,34 @@ func TestLeaseStress(t *testing.T) {
 	})
 }
 
-// A limit that moves every millisecond, among the limits above: never more calls hold a slot
-// than the highest, and once the calls are over, exactly the limit in force is there to take.
+// A limit that moves every millisecond among 1, 2, 3 and 16, under 24 goroutines whose
+// calls overlap, some of them waiting for a slot (the real clock; bounded: 1,000 calls
+// each): never more calls hold a slot than the highest limit, which they can pass if the
+// limit lets them, nor does a window see more; and once the calls are over, exactly the
+// limit in force is there to take.
 func TestLeaseStressMovingLimit(t *testing.T) {
+	limits := []int{1, 2, 3, 16}
+	const highest, goroutines, calls = 16, 24, 1000
 	forEachProcs(t, func(t *testing.T, procs int) {
-		l, err := New(Config{InitialLimit: 16, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
+		l, err := New(Config{InitialLimit: highest, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
 			MaxWait: time.Hour, MaxWaiters: 64})
 		require.NoError(t, err)
 		var moves atomic.Int64
 		r := rand.New(rand.NewPCG(uint64(procs), 15))
 		l.algorithm = scripted{func() int {
 			moves.Add(1)
-			return leaseLimits[r.IntN(len(leaseLimits))]
+			return limits[r.IntN(len(limits))]
 		}}
-		admitted := leaseStress(t, l, 2*procs+2, 3000, 1000)
+		s := limiterSubject{Limiter: l, waits: true}
+		o := holders(s, goroutines, calls, 0)
+		checkAtMost(t, o, highest)
 		require.Positive(t, moves.Load(), "the limit moved")
-		requireSettled(t, l, admitted)
-		requireExactly(t, l, l.Limit())
+		snap := l.Snapshot()
+		require.LessOrEqual(t, snap.Last.MaxInFlight, highest, "the most in flight is never above the truth")
+		require.LessOrEqual(t, snap.Rejected, uint64(o.rejected), "never invented")
+		require.Zero(t, snap.Waiting)
+		requireSettled(t, l, o.admitted)
+		checkSettled(t, s, l.Limit())
 	})
 }
 

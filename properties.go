@@ -12,9 +12,9 @@ import (
 // ParseProperties reads a .properties text: a key and its value on each line, as key=value
 // or key: value (the first = or : ends the key), with the spaces around both trimmed. Blank
 // lines and lines that start with # or ! are skipped. A line that ends with a backslash goes
-// on in the next one, without the next one's leading spaces. A key written twice takes its
-// last value. A line with no = or :, or with nothing before it, is a *ConfigError that gives
-// its line number.
+// on in the next one, without the next one's leading spaces; on the last line, the backslash
+// is dropped. A key written twice takes its last value. A line with no = or :, or with
+// nothing before it, is a *ConfigError that gives its line number.
 //
 // Where NewRegistry is given a map that ParseProperties returned, its errors give the line of
 // the key at fault.
@@ -29,8 +29,8 @@ func ParseProperties(r io.Reader) (map[string]string, error) {
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
-		if line == "" && err == io.EOF {
-			break
+		if line == "" && err == io.EOF && logical.Len() == 0 {
+			break // else the last line ended with a continuation: store what it began
 		}
 		n++
 		line = strings.TrimLeft(strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), " \t\f")

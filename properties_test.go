@@ -50,6 +50,22 @@ func TestParseProperties(t *testing.T) {
 	}
 }
 
+// A continuation on the last line ends with the text: its key is stored, not dropped.
+func TestParsePropertiesContinuedLastLine(t *testing.T) {
+	for _, tc := range []struct{ text, value string }{
+		{"defaults.adaptiveLimit.maxLimit=5\\\n", "5"},
+		{"defaults.adaptiveLimit.maxLimit=5\\\r\n", "5"},
+		{"defaults.adaptiveLimit.maxLimit=\\\n  5\\\n", "5"},
+		{"defaults.adaptiveLimit.maxLimit=\\\r\n  5\\\r\n   ", "5"},
+		{"defaults.adaptiveLimit.maxLimit=5\\", "5"},
+	} {
+		props, err := ParseProperties(strings.NewReader(tc.text))
+		require.NoError(t, err, "%q", tc.text)
+		require.Equal(t, map[string]string{"defaults.adaptiveLimit.maxLimit": tc.value}, props, "%q", tc.text)
+		require.Equal(t, 1, lineOf(props, "defaults.adaptiveLimit.maxLimit"))
+	}
+}
+
 func TestParsePropertiesMalformed(t *testing.T) {
 	for _, tc := range []struct {
 		text    string
@@ -153,4 +169,79 @@ func requireCoded(t *testing.T, err error) {
 	require.True(t, strings.HasPrefix(ce.Code(), "R4C-"), err.Error())
 	require.ErrorIs(t, err, ce.Unwrap())
 	require.True(t, strings.HasPrefix(ce.Unwrap().Error(), ce.Code()))
+}
+
+// Every key=value line written in any of the ways the format allows (indented or not, with =
+// or :, spaces around them or not, a value split by continuations anywhere, continued
+// lines indented or not, \n or \r\n, comments and blank lines between, a final newline or
+// not) comes back from ParseProperties, the last of a key written twice winning.
+func FuzzPropertiesModel(f *testing.F) {
+	f.Add([]byte{0, 0, 5, 1, 3, 0})
+	f.Add([]byte{1, 0x1f, 9, 2, 4, 7, 0, 9, 2, 0xff, 0xff, 3})
+	f.Add([]byte{2, 0x08, 3, 1, 3, 3, 1, 0})
+	f.Add([]byte{0, 0x81, 1, 0, 1, 1, 0}) // "a:a\\\r\n": a continuation on the last line
+	f.Fuzz(func(t *testing.T, data []byte) {
+		text, want := writeProperties(data)
+		got, err := ParseProperties(strings.NewReader(text))
+		require.NoError(t, err, "%q", text)
+		require.Equal(t, want, got, "%q", text)
+	})
+}
+
+// writeProperties writes the entries that data describes as a .properties text, and returns
+// it with the map it stands for.
+func writeProperties(data []byte) (string, map[string]string) {
+	next := func() int {
+		if len(data) == 0 {
+			return 0
+		}
+		b := data[0]
+		data = data[1:]
+		return int(b)
+	}
+	keys := []string{"a", "defaults.adaptiveLimit.maxLimit", "configs.c-1.adaptiveLimit.window", "x_y"}
+	separators := []string{"=", ":", " = ", "\t: ", "=  "}
+	comments := []string{"# a comment", "! another", "", "   ", "#k=v", "  ! indented"}
+	const valueChars = "abz09 .,=:#!-"
+	var b strings.Builder
+	want := make(map[string]string)
+	for entries := 0; len(data) > 0 && entries < 16; entries++ {
+		key, flags := keys[next()%len(keys)], next()
+		nl := "\n"
+		if flags&1 != 0 {
+			nl = "\r\n"
+		}
+		if flags&2 != 0 {
+			b.WriteString(comments[next()%len(comments)] + nl)
+		}
+		if flags&4 != 0 {
+			b.WriteString(" \t")
+		}
+		raw := make([]byte, next()%12)
+		for i := range raw {
+			raw[i] = valueChars[next()%len(valueChars)]
+		}
+		value := strings.TrimSpace(string(raw))
+		// Continuations split the value before any character but a space (a continued line
+		// loses its leading spaces), or at its end.
+		var splits []int
+		for range next() % 4 {
+			if at := next() % (len(value) + 1); at == len(value) || value[at] != ' ' {
+				splits = append(splits, at)
+			}
+		}
+		slices.Sort(splits)
+		b.WriteString(key + separators[(flags>>3)%len(separators)])
+		from := 0
+		for _, at := range splits {
+			b.WriteString(value[from:at] + "\\" + nl + strings.Repeat(" ", next()%3))
+			from = at
+		}
+		b.WriteString(value[from:])
+		if len(data) > 0 || flags&0x80 == 0 {
+			b.WriteString(nl)
+		}
+		want[key] = value
+	}
+	return b.String(), want
 }

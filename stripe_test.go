@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -67,27 +68,52 @@ func TestStripeAdds(t *testing.T) {
 	require.Equal(t, uint64(2), got.maxInFlight)
 }
 
-// Many goroutines adding at once lose few samples and invent none: the adds are plain, and
-// only threads that hash to one stripe and race on it can lose one.
+// Many goroutines adding at once, on more Ps than there are stripes: each adds to its own
+// P's stripe while pinned to it, or to the overflow stripe with atomic adds, so no sample is
+// lost and none invented. Rejections are counted apart, and never invented.
 func TestStripesConcurrent(t *testing.T) {
 	ss := newStripes(new(stripe))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2 * len(ss.s)))
 	const goroutines, each = 8, 20_000
+	checkStripeAdds(t, ss.sample, func() totals { return ss.sum(0) }, goroutines, each, ss.reject)
+	require.LessOrEqual(t, ss.sum(0).rejected, uint64(goroutines*each), "never invented")
+}
+
+// checkStripeAdds runs goroutines that each add samples with add (latency 1, every other
+// one a drop, the goroutine's number as its count in flight) and call also, and reports a
+// failure unless sum then gives every sample exactly.
+func checkStripeAdds(r reporter, add func(latency, drop, peak uint64), sum func() totals, goroutines, each int, also func()) {
+	r.Helper()
 	var wg sync.WaitGroup
 	for g := range goroutines {
 		wg.Go(func() {
 			for i := range each {
-				ss.sample(1, uint64(i&1), peakMark(0, int64(g)))
-				ss.reject()
+				add(1, uint64(i&1), peakMark(0, int64(g)))
+				also()
 			}
 		})
 	}
 	wg.Wait()
-	got := ss.sum(0)
-	require.LessOrEqual(t, got.samples, uint64(goroutines*each), "never invented")
-	require.Greater(t, got.samples, uint64(goroutines*each*9/10), "few lost")
-	require.LessOrEqual(t, got.rejected, uint64(goroutines*each))
-	require.LessOrEqual(t, got.drops, got.samples)
-	require.LessOrEqual(t, got.maxInFlight, uint64(goroutines-1))
+	got := sum()
+	n := uint64(goroutines * each)
+	if want := (totals{latencyLow: n, samples: n, drops: n / 2, maxInFlight: uint64(goroutines - 1)}); got.latencyLow != want.latencyLow ||
+		got.latencyHigh != 0 || got.samples != want.samples || got.drops != want.drops || got.maxInFlight != want.maxInFlight {
+		r.Errorf("the stripes hold %+v, want %+v", got, want)
+	}
+}
+
+// checkStripeAdds fails where an add is lost.
+func TestCheckStripeAddsCatchesALostSample(t *testing.T) {
+	ss := newStripes(new(stripe))
+	var adds atomic.Int64
+	lossy := func(latency, drop, peak uint64) {
+		if adds.Add(1) != 1000 {
+			ss.sample(latency, drop, peak)
+		}
+	}
+	var rec recorder
+	checkStripeAdds(&rec, lossy, func() totals { return ss.sum(0) }, 4, 1000, func() {})
+	require.NotEmpty(t, rec.failures)
 }
 
 func TestPeakMark(t *testing.T) {

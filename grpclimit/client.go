@@ -14,6 +14,8 @@ import (
 // UnaryClientInterceptor returns an interceptor that runs each unary call inside l, for a
 // gRPC dependency. A call that finds the limit full fails at once, without being sent, with
 // an error that matches adaptivelimit.ErrLimitExceeded and has the rejection code's status.
+// An invoker or a classifier that panics frees the slot without a sample, and the panic
+// goes on to the caller.
 func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.UnaryClientInterceptor {
 	o := newOptions(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
@@ -25,14 +27,8 @@ func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Unary
 		if err != nil {
 			return rejected(err, o.code)
 		}
-		finished := false
-		defer func() {
-			if !finished {
-				p.Cancel()
-			}
-		}()
+		defer p.Cancel() // the invoker or the classifier panicked: Finish has not cleared p
 		err = invoker(ctx, method, req, reply, cc, callOpts...)
-		finished = true
 		p.Finish(o.classify(err))
 		return err
 	}
@@ -42,6 +38,10 @@ func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Unary
 // stream holds its slot until it ends: RecvMsg returns io.EOF or an error (or, on a stream
 // whose server sends one message, returns it), SendMsg fails, or the stream's context is
 // done. A stream that is left open holds its slot, as gRPC holds its resources.
+//
+// A stream whose context is done is finished on the goroutine that context.AfterFunc
+// starts, where nothing could recover a panic: a classifier that panics there frees the
+// slot without a sample, and its panic is dropped rather than let it end the process.
 func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.StreamClientInterceptor {
 	o := newOptions(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -53,20 +53,18 @@ func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Stre
 		if err != nil {
 			return nil, rejected(err, o.code)
 		}
-		finished := false
-		defer func() {
-			if !finished {
-				p.Cancel()
-			}
-		}()
+		defer p.Cancel() // the streamer or the classifier panicked, or the stream holds p
 		cs, err := streamer(ctx, desc, cc, method, callOpts...)
-		finished = true
 		if err != nil {
 			p.Finish(o.classify(err))
 			return nil, err
 		}
-		s := &clientStream{ClientStream: cs, p: p, classify: o.classify, oneReply: !desc.ServerStreams}
-		s.stop = context.AfterFunc(ctx, func() { s.finish(s.classify(ctx.Err())) })
+		if cs == nil {
+			return nil, nil // a streamer that broke its contract: nothing to wrap
+		}
+		s := &clientStream{ClientStream: cs, classify: o.classify, oneReply: !desc.ServerStreams}
+		s.p, p = p, adaptivelimit.Permit{} // the stream finishes it
+		s.stop = context.AfterFunc(ctx, func() { s.finishDone(ctx) })
 		return s, nil
 	}
 }
@@ -84,11 +82,11 @@ func (s *clientStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
 	switch {
 	case err == io.EOF:
-		s.end(adaptivelimit.Sample)
+		s.end(nil)
 	case err != nil:
-		s.end(s.classify(err))
+		s.end(err)
 	case s.oneReply:
-		s.end(adaptivelimit.Sample)
+		s.end(nil)
 	}
 	return err
 }
@@ -96,19 +94,36 @@ func (s *clientStream) RecvMsg(m any) error {
 func (s *clientStream) SendMsg(m any) error {
 	err := s.ClientStream.SendMsg(m)
 	if err != nil && !errors.Is(err, io.EOF) { // io.EOF: the status comes from RecvMsg
-		s.end(s.classify(err))
+		s.end(err)
 	}
 	return err
 }
 
 // end finishes the stream before its context is done.
-func (s *clientStream) end(o adaptivelimit.Outcome) {
+func (s *clientStream) end(err error) {
 	s.stop()
-	s.finish(o)
+	s.finish(err)
 }
 
-func (s *clientStream) finish(o adaptivelimit.Outcome) {
-	if s.finished.CompareAndSwap(false, true) {
-		s.p.Finish(o)
+// finishDone finishes the stream whose context is done, on the goroutine that
+// context.AfterFunc started, where nothing could recover a panic: a classifier (or the
+// limiter's Clock) that panics there has freed the slot without a sample, and its panic is
+// dropped, so that the process lives.
+func (s *clientStream) finishDone(ctx context.Context) {
+	defer func() { _ = recover() }()
+	s.finish(ctx.Err())
+}
+
+// finish finishes the stream once: a nil err, a stream that ended well, is a sample; any
+// other is classified. A classifier that panics frees the slot without a sample.
+func (s *clientStream) finish(err error) {
+	if !s.finished.CompareAndSwap(false, true) {
+		return
 	}
+	defer s.p.Cancel() // the classifier panicked: Finish has not cleared p
+	if err == nil {
+		s.p.Finish(adaptivelimit.Sample)
+		return
+	}
+	s.p.Finish(s.classify(err))
 }

@@ -193,3 +193,12 @@ func TestServerRejectionIsAClientDrop(t *testing.T) {
 	require.Equal(t, "drop", limittest.Classified(t, client))
 	held.Done(nil)
 }
+
+// A classifier's panic frees the slot and goes on to the caller.
+func TestClientClassifierPanicGoesOn(t *testing.T) {
+	l, _ := limittest.Fixed(t, "echo", 1)
+	panics := grpclimit.WithClassifier(func(error) adaptivelimit.Outcome { panic("classifier") })
+	cc := dial(t, "tcp", &echo{answer: func(context.Context, string) error { return nil }}, nil, clientInterceptors(l, panics)...)
+	require.PanicsWithValue(t, "classifier", func() { _ = unary(context.Background(), cc, "hi") })
+	require.Zero(t, l.InFlight())
+}

@@ -35,7 +35,10 @@ func WithPushback(d time.Duration) Option {
 
 // WithClassifier replaces DefaultClassifier. It is called with the error that ends each
 // admitted call, nil for a success; a server handler that panics frees its slot without
-// calling it. The interceptor panics, when it is built, if f is nil.
+// calling it. A classifier that panics frees the slot without a sample: the panic goes on to
+// the caller, except on the goroutine that finishes a client stream whose context is done,
+// where it is dropped (see StreamClientInterceptor). An Outcome other than Sample, Drop and
+// Ignore is Ignore. The interceptor panics, when it is built, if f is nil.
 func WithClassifier(f func(err error) adaptivelimit.Outcome) Option {
 	return func(o *options) { o.classify = f }
 }

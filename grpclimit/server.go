@@ -15,7 +15,9 @@ const PushbackKey = "grpc-retry-pushback-ms"
 
 // UnaryServerInterceptor returns an interceptor that runs each unary call inside l. A call
 // that finds the limit full is rejected without calling the handler; the handler's latency
-// is the call's latency, and its error is classified.
+// is the call's latency, and its error is classified. A handler or a classifier that panics
+// frees the slot without a sample, and the panic goes on (gRPC does not recover it: a
+// recovery interceptor outside this one may).
 func UnaryServerInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.UnaryServerInterceptor {
 	s := newServer(l, opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
@@ -67,14 +69,8 @@ func (s *server) run(class string, setTrailer func(metadata.MD) error, handler f
 		}
 		return rejected(err, s.o.code)
 	}
-	finished := false
-	defer func() {
-		if !finished { // the handler panicked
-			p.Cancel()
-		}
-	}()
+	defer p.Cancel() // the handler or the classifier panicked: Finish has not cleared p
 	err = handler()
-	finished = true
 	p.Finish(s.o.classify(err))
 	return err
 }

@@ -14,8 +14,8 @@ import (
 // The handler's latency, from the request's admission to the handler's return, is the
 // call's latency; the server classifier (DefaultServerClassifier, see WithServerClassifier)
 // decides from the status it wrote whether that is a sample, a drop or nothing. A handler
-// that panics frees its slot without a sample, and the panic goes on to net/http's own
-// recovery.
+// or a classifier that panics frees its slot without a sample, and the panic goes on to
+// net/http's own recovery.
 //
 // The ResponseWriter that the handler gets is an http.Flusher, and unwraps to the server's
 // for http.ResponseController.
@@ -49,15 +49,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.rejection.write(w)
 		return
 	}
-	finished := false
-	defer func() {
-		if !finished { // the handler panicked
-			p.Cancel()
-		}
-	}()
+	defer p.Cancel() // the handler or the classifier panicked: Finish has not cleared p
 	sw := statusWriter{ResponseWriter: w}
 	h.next.ServeHTTP(&sw, r)
-	finished = true
 	status := sw.status
 	if status == 0 {
 		status = http.StatusOK

@@ -35,8 +35,10 @@ func WithRetryAfter(d time.Duration) Option {
 
 // WithServerClassifier replaces DefaultServerClassifier in Middleware. It is called with
 // the request and the status the handler wrote (200 if it wrote none) after the handler
-// returns; a handler that panics frees its slot without calling it. Middleware panics, when
-// it is built, if f is nil; so does Transport for WithClientClassifier.
+// returns; a handler that panics frees its slot without calling it, and a classifier that
+// panics frees the slot without a sample. An Outcome other than Sample, Drop and Ignore is
+// Ignore. Middleware panics, when it is built, if f is nil; so does Transport for
+// WithClientClassifier.
 func WithServerClassifier(f func(r *http.Request, status int) adaptivelimit.Outcome) Option {
 	return func(o *options) { o.server = f }
 }

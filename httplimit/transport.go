@@ -17,9 +17,12 @@ import (
 //
 // A call with a response holds its slot until the response body is read to EOF or closed,
 // so that its latency covers the body: a body that is never closed holds its slot for good.
+// A response without a body (a nil Body, as a custom RoundTripper may return for a 204 or a
+// HEAD) is complete, and frees its slot at once.
 // The client classifier (DefaultClientClassifier, see WithClientClassifier) decides from the
 // status or the error whether the call is a sample, a drop or nothing; a body read that fails
-// is classified again with its error.
+// is classified again with its error. A base transport, a body or a classifier that panics
+// frees the slot without a sample, and the panic goes on to the caller.
 func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...Option) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
@@ -46,25 +49,26 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	finished := false
-	defer func() {
-		if !finished { // base panicked
-			p.Cancel()
-		}
-	}()
+	defer p.Cancel() // base or the classifier panicked, or the body holds p
 	resp, err := t.base.RoundTrip(req)
-	finished = true
 	if err != nil {
 		p.Finish(t.classify(nil, withDeadline(req, err)))
 		return nil, err
 	}
+	if resp == nil {
+		return nil, nil // base broke the RoundTripper contract: its caller reports it
+	}
 	outcome := t.classify(resp, nil)
-	if _, ok := resp.Body.(io.ReadWriteCloser); ok {
-		// A switched protocol (101): the body is a connection, which is no longer a call.
+	if _, ok := resp.Body.(io.ReadWriteCloser); ok || resp.Body == nil {
+		// A switched protocol (101): the body is a connection, which is no longer a call. Or
+		// no body at all, which a custom RoundTripper may return for a 204 or a HEAD: the
+		// response is complete.
 		p.Finish(outcome)
 		return resp, nil
 	}
-	resp.Body = &body{ReadCloser: resp.Body, p: p, outcome: outcome, resp: resp, classify: t.classify}
+	b := &body{ReadCloser: resp.Body, outcome: outcome, resp: resp, classify: t.classify}
+	b.p, p = p, adaptivelimit.Permit{} // the body finishes it
+	resp.Body = b
 	return resp, nil
 }
 
@@ -99,16 +103,16 @@ func (b *body) Read(buf []byte) (int, error) {
 	switch {
 	case err == io.EOF:
 		b.finish(b.outcome)
-	case err != nil:
-		b.finish(b.classify(b.resp, withDeadline(b.resp.Request, err)))
+	case err != nil && b.finished.CompareAndSwap(false, true):
+		defer b.p.Cancel() // the classifier panicked
+		b.p.Finish(b.classify(b.resp, withDeadline(b.resp.Request, err)))
 	}
 	return n, err
 }
 
 func (b *body) Close() error {
-	err := b.ReadCloser.Close()
-	b.finish(b.outcome)
-	return err
+	defer b.finish(b.outcome) // even if the body's Close panics
+	return b.ReadCloser.Close()
 }
 
 func (b *body) finish(o adaptivelimit.Outcome) {

@@ -200,3 +200,37 @@ func TestTransportBodyReadTimesOut(t *testing.T) {
 	require.Equal(t, "drop", limittest.Classified(t, l))
 	require.NoError(t, resp.Body.Close())
 }
+
+// A response without a body, as a custom RoundTripper returns for a 204 or a HEAD, is
+// complete: it is classified at once, and what the caller gets reads as an empty body.
+func TestTransportNilBody(t *testing.T) {
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		t.Run(method, func(t *testing.T) {
+			l, clock := limittest.Fixed(t, "api", 1)
+			base := roundTripper(func(r *http.Request) (*http.Response, error) {
+				clock.Advance(time.Second)
+				return &http.Response{StatusCode: http.StatusNoContent, Request: r}, nil
+			})
+			client := &http.Client{Transport: httplimit.Transport(l, base)}
+			req, err := http.NewRequest(method, "http://127.0.0.1:1/", nil)
+			require.NoError(t, err)
+			resp, err := client.Do(req)
+			require.NoError(t, err)
+			require.Equal(t, "sample", limittest.Classified(t, l))
+			b, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			require.Empty(t, b)
+			require.NoError(t, resp.Body.Close())
+		})
+	}
+}
+
+// A classifier's panic frees the slot and goes on to the caller.
+func TestTransportClassifierPanicGoesOn(t *testing.T) {
+	l, _ := limittest.Fixed(t, "api", 1)
+	srv := newServer(t, http.HandlerFunc(ok))
+	client := &http.Client{Transport: httplimit.Transport(l, srv.Client().Transport,
+		httplimit.WithClientClassifier(func(*http.Response, error) adaptivelimit.Outcome { panic("classifier") }))}
+	require.PanicsWithValue(t, "classifier", func() { _, _ = client.Get(srv.URL) })
+	require.Zero(t, l.InFlight())
+}
