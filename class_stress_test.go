@@ -17,7 +17,8 @@ import (
 // Many goroutines in three classes, each holding its slot across a yield, on the real clock
 // (bounded by a count of calls; run with -cpu=1,2,4,8 and the race detector): the calls
 // holding a slot never exceed the limit, no class holds more than its reserve, the shared
-// pool and the reserves below it, and nothing is left in flight. With a moving limit the
+// pool and the reserves below it, no count of the calls in flight is above the goroutines,
+// and nothing is left in flight. With a moving limit the
 // bounds are those of MaxLimit, and the pools must still add up to the limit at the end.
 func TestClassStress(t *testing.T) {
 	classes := []Class{{"critical", 0.2}, {"standard", 0.3}, {"sheddable", 0}}
@@ -82,6 +83,12 @@ func classStress(t *testing.T, l *Limiter, goroutines, calls int) {
 				}
 				if err != nil {
 					continue
+				}
+				if n := p.inFlight & countMask; n < 1 || n > int64(goroutines) {
+					fail(fmt.Sprintf("a call counted %d in flight, with %d goroutines", n, goroutines))
+				}
+				if n := l.InFlight(); n > goroutines {
+					fail(fmt.Sprintf("InFlight %d, with %d goroutines", n, goroutines))
 				}
 				// Counted after the slot is taken and before it is freed: never above the truth.
 				if n := total.Add(1); n > int64(l.cfg.MaxLimit) {

@@ -44,7 +44,7 @@ type classSet struct {
 	names   []string
 	reserve []float64
 	pools   []paddedCount   // len(names)+1: each class's reserve, then the shared pool
-	held    []paddedCount   // calls holding a slot, by class
+	held    []classHolds    // calls that took and freed a slot, by class
 	reject  []classCounts   // rejections by class, in a power of two of stripes (rejected)
 	shown   []atomic.Uint64 // the most rejections by class a snapshot has reported
 	dryRun  bool            // admit every call, counting those the pools would reject
@@ -61,6 +61,14 @@ type classSet struct {
 type paddedCount struct {
 	n atomic.Int64
 	_ [cacheLineSize - 8]byte
+}
+
+// classHolds are the calls of a class that took a slot and that freed one, on a line of
+// their own. Counting both, rather than those that hold one, lets a count read them as
+// stripes.held reads the stripes: never above the truth while calls start and finish.
+type classHolds struct {
+	acquired, released atomic.Int64
+	_                  [cacheLineSize - 16]byte
 }
 
 // classCounts are one stripe's counts by class, on a line of their own.
@@ -85,7 +93,7 @@ func newClassSet(classes []Class, dryRun bool, stripes int) *classSet {
 		names:    make([]string, n),
 		reserve:  make([]float64, n),
 		pools:    make([]paddedCount, n+1),
-		held:     make([]paddedCount, n),
+		held:     make([]classHolds, n),
 		reject:   make([]classCounts, stripes),
 		shown:    make([]atomic.Uint64, n),
 		dryRun:   dryRun,
@@ -146,15 +154,10 @@ func tryDecrement(free *atomic.Int64) bool {
 
 // admit counts a call of class c that took a slot from pool (noPool in a dry run beyond the
 // pools), and returns its permit's inFlight: the calls in flight of every class, itself
-// included, read after its own count, at most limit and at least 1, with the class and pool
-// above them.
+// included, at most limit and at least 1, with the class and pool above them.
 func (cs *classSet) admit(c, pool int, limit int64) int64 {
-	n := cs.held[c].n.Add(1)
-	for i := range cs.held {
-		if i != c {
-			n += cs.held[i].n.Load()
-		}
-	}
+	cs.held[c].acquired.Add(1)
+	n := cs.holding()
 	if !cs.dryRun {
 		n = min(n, limit)
 	}
@@ -165,8 +168,8 @@ func (cs *classSet) admit(c, pool int, limit int64) int64 {
 // carried; false where the permit's class held no slot, leaving the counts as they were.
 func (cs *classSet) release(f int64) (n int64, held bool) {
 	c, pool := int(f>>classShift), int(f>>poolShift&0xf)-1
-	if cs.held[c].n.Add(-1) < 0 {
-		cs.held[c].n.Add(1)
+	if h := &cs.held[c]; h.released.Add(1) > h.acquired.Load() {
+		h.released.Add(-1)
 		return 0, false
 	}
 	if pool != noPool {
@@ -250,12 +253,28 @@ func (cs *classSet) setLimit(limit int64) {
 }
 
 // inFlight returns the calls holding a slot, of every class.
-func (cs *classSet) inFlight() int64 {
+func (cs *classSet) inFlight() int64 { return max(cs.holding(), 0) }
+
+// holding counts the calls holding a slot: every class's calls that took one, less every
+// class's calls that freed one, read afterwards. The first sum is no more than the slots
+// taken at any moment between the two passes, and the second at least those freed by then,
+// so the count is never above the truth at that moment, and exact when nothing runs beside
+// it.
+func (cs *classSet) holding() int64 {
 	var n int64
 	for i := range cs.held {
-		n += cs.held[i].n.Load()
+		n += cs.held[i].acquired.Load()
 	}
-	return max(n, 0)
+	for i := range cs.held {
+		n -= cs.held[i].released.Load()
+	}
+	return n
+}
+
+// holds is holding for class c alone.
+func (cs *classSet) holds(c int) int64 {
+	h := &cs.held[c]
+	return max(h.acquired.Load()-h.released.Load(), 0)
 }
 
 func (cs *classSet) snapshots() []ClassSnapshot {
@@ -264,7 +283,7 @@ func (cs *classSet) snapshots() []ClassSnapshot {
 		s[i] = ClassSnapshot{
 			Name:     name,
 			Reserved: int(cs.reserved[i].Load()),
-			InFlight: int(max(cs.held[i].n.Load(), 0)),
+			InFlight: int(cs.holds(i)),
 			Rejected: cs.rejections(i),
 		}
 	}

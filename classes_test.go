@@ -108,7 +108,7 @@ func requireClassesIdle(t *testing.T, l *Limiter) {
 	cs := l.classes
 	var total int64
 	for i := range cs.held {
-		require.Zero(t, cs.held[i].n.Load(), "class %s in flight", cs.names[i])
+		require.Zero(t, cs.holds(i), "class %s in flight", cs.names[i])
 	}
 	require.Zero(t, cs.short.n.Load(), "short pools")
 	for p := range cs.pools {
