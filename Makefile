@@ -22,9 +22,16 @@ REQUIRE_ARM64 ?=
 MODULES := $(shell find . -name go.mod -not -path './.git/*' -not -path '*/testdata/*' \
 	-not -path '*/out/*' -printf '%h\n' | sort)
 VETARCHES := amd64 arm64 386 riscv64
+# The version of the next release, the one place that names it: every module requires the
+# repository's modules at it, as release-check checks (RELEASING.md). A command line's
+# VERSION=vX.Y.Z checks another.
+VERSION = v0.1.0
+# The modules that are never tagged (RELEASING.md says why): release-check builds them only
+# in the workspace, and lets them use the core's internal packages.
+UNPUBLISHED := ./bench ./cmd/limitsim ./internal/releasecheck
 OUT := out/ci
 
-LEGS := fmt vet race arm64 staticcheck modules benchmarks fuzz tidy cover
+LEGS := fmt vet race arm64 staticcheck modules benchmarks fuzz tidy cover release-check
 
 # Each leg opens with its name and closes with its time, so that a slow one shows.
 START = @mkdir -p $(OUT); echo "=== $@"; date +%s > $(OUT)/$@.start
@@ -136,6 +143,14 @@ tidy:
 	for m in $(MODULES); do \
 		echo "$$used" | grep -qxF -- "$${m#./}" || { echo "$$m is not in go.work"; exit 1; }; \
 	done
+	$(END)
+
+# Every module releasable at VERSION, and each published one built and vetted, tests included,
+# by a user's module outside the workspace that gets the repository's modules at VERSION from
+# a module proxy of the working tree (internal/releasecheck says what it checks).
+release-check:
+	$(START)
+	$(GO) run ./internal/releasecheck -version $(VERSION) -unpublished '$(UNPUBLISHED)' $(MODULES)
 	$(END)
 
 # The core's tests outside the workspace, as a user's go get builds it, with their statement

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/failsafe-go/failsafe-go v0.9.8
-	github.com/resilience4cata/adaptivelimit v0.0.0
+	github.com/resilience4cata/adaptivelimit v0.1.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sync v0.25.0
 )

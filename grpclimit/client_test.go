@@ -17,7 +17,7 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/grpclimit"
-	"github.com/resilience4cata/adaptivelimit/internal/limittest"
+	"github.com/resilience4cata/adaptivelimit/limittest"
 )
 
 func clientInterceptors(l *adaptivelimit.Limiter, opts ...grpclimit.Option) []grpc.DialOption {

@@ -3,7 +3,7 @@ module github.com/resilience4cata/adaptivelimit/grpclimit
 go 1.26.0
 
 require (
-	github.com/resilience4cata/adaptivelimit v0.0.0
+	github.com/resilience4cata/adaptivelimit v0.1.0
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

@@ -3,7 +3,7 @@ module github.com/resilience4cata/adaptivelimit/otellimit
 go 1.26.0
 
 require (
-	github.com/resilience4cata/adaptivelimit v0.0.0
+	github.com/resilience4cata/adaptivelimit v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0

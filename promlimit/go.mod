@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/prometheus/client_golang v1.25.0
-	github.com/resilience4cata/adaptivelimit v0.0.0
+	github.com/resilience4cata/adaptivelimit v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 

@@ -3,7 +3,7 @@ module github.com/resilience4cata/adaptivelimit/cmd/limitsim
 go 1.26.0
 
 require (
-	github.com/resilience4cata/adaptivelimit v0.0.0
+	github.com/resilience4cata/adaptivelimit v0.1.0
 	gonum.org/v1/plot v0.17.0
 )
 

@@ -1,5 +1,11 @@
-// Package limittest holds what the tests of the integrations share: limiters whose state
-// tells how a call was classified, contexts whose deadline a test passes, known traffic.
+// Package limittest provides utilities for testing code that puts an adaptive limit around
+// calls, as net/http/httptest does for HTTP: the integrations of this repository test with
+// it, and so can integrations of your own.
+//
+// A Fixed limiter has a fixed limit on a ManualClock and closes its window after a single
+// call, so that after one call Classified tells whether the integration finished it as a
+// sample, a drop, or freed its slot without a sample. A DeadlineContext times out when the
+// test says so, without a timer. Orders runs known traffic, for tests of metrics.
 package limittest
 
 import (

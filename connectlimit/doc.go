@@ -1,0 +1,19 @@
+// Package connectlimit puts an adaptive limit in front of connect-go handlers (for load
+// shedding) and in front of a connect dependency (for clients), as a [connect.Interceptor].
+//
+// The interceptor that NewInterceptor returns acts by where it is installed. In a handler
+// (connect.WithInterceptors as a HandlerOption), a call that finds the limit full is answered
+// with connect.CodeResourceExhausted (see WithRejectionCode) and a Retry-After in the error's
+// metadata (see WithRetryAfter), without calling the handler. In a client (as a
+// ClientOption), such a call fails at once, without being sent, with a *connect.Error of
+// the same code that matches adaptivelimit.ErrLimitExceeded.
+//
+// Each admitted call ends with an [adaptivelimit.Outcome] that the classifier
+// (DefaultClassifier, see WithClassifier) decides from its error's code, as grpclimit
+// does. A stream holds its slot until it ends: the handler returns, or, in a client, the
+// response ends, CloseResponse is called or the call's context is done.
+//
+// connect handlers are http.Handlers, so httplimit's Middleware sheds for them too; but
+// connect clients read its 503 as CodeUnavailable, and only this package classifies a
+// call by its connect code.
+package connectlimit

@@ -1,0 +1,118 @@
+package connectlimit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/connectlimit"
+	"github.com/resilience4cata/adaptivelimit/limittest"
+)
+
+// TestCallbacksNeverLeakSlots runs every entry point with each user-supplied function (the
+// handler, the classifier) replaced by one that panics, returns garbage or blocks until its
+// context ends. Afterwards no call holds a slot, and the fixed limit of 2 admits exactly 2
+// again. Calls run on the real clock, each bounded by a context of 100 ms; the slots that a
+// server frees after its client saw the end are waited for (limittest.WaitFree).
+func TestCallbacksNeverLeakSlots(t *testing.T) {
+	const limit = 2
+	block := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	handlers := []struct {
+		name string
+		body func(ctx context.Context) error
+	}{
+		{"handler returns", func(context.Context) error { return nil }},
+		{"handler panics", func(context.Context) error { panic("handler") }},
+		{"handler returns garbage", func(context.Context) error { return (*limittest.PanickingError)(nil) }},
+		{"handler blocks until its context ends", block},
+	}
+	classifiers := []struct {
+		name     string
+		classify func(ctx context.Context) func(error) adaptivelimit.Outcome
+	}{
+		{"default classifier", func(context.Context) func(error) adaptivelimit.Outcome { return connectlimit.DefaultClassifier }},
+		{"classifier panics", func(context.Context) func(error) adaptivelimit.Outcome {
+			return func(error) adaptivelimit.Outcome { panic("classifier") }
+		}},
+		{"classifier returns garbage", func(context.Context) func(error) adaptivelimit.Outcome {
+			return func(error) adaptivelimit.Outcome { return adaptivelimit.Outcome(99) }
+		}},
+		{"classifier blocks until the context ends", func(ctx context.Context) func(error) adaptivelimit.Outcome {
+			return func(error) adaptivelimit.Outcome { <-ctx.Done(); return adaptivelimit.Drop }
+		}},
+	}
+	entries := []struct {
+		name   string
+		client bool // the limiter is the client's, else the handler's
+		call   func(ctx context.Context, c clients) error
+	}{
+		{"handler unary", false, callSay},
+		{"handler stream", false, callList},
+		{"client unary", true, callSay},
+		{"client server stream", true, callList},
+		{"client bidi stream", true, callChat},
+	}
+	for _, entry := range entries {
+		for _, h := range handlers {
+			for _, cl := range classifiers {
+				t.Run(entry.name+"/"+h.name+"/"+cl.name, func(t *testing.T) {
+					ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+					defer cancel()
+					l, _ := limittest.Fixed(t, "leaks", limit)
+					interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, connectlimit.WithClassifier(cl.classify(ctx))))
+					svc := &service{
+						say: func(ctx context.Context, _ string) (string, error) { return "hi", h.body(ctx) },
+						list: func(ctx context.Context, _ string, send func(string) error) error {
+							_ = send("one")
+							return h.body(ctx)
+						},
+						chat: func(ctx context.Context, receive func() (string, error), send func(string) error) error {
+							if _, err := receive(); err != nil {
+								return err
+							}
+							_ = send("one")
+							return h.body(ctx)
+						},
+					}
+					var c clients
+					if entry.client {
+						url, hc := serve(t, svc)
+						c = newClients(url, hc, interceptor)
+					} else {
+						url, hc := serve(t, svc, interceptor)
+						c = newClients(url, hc)
+					}
+					func() {
+						defer func() { _ = recover() }()
+						_ = entry.call(ctx, c)
+					}()
+					limittest.WaitFree(t, l)
+					limittest.RequireNoSlotLost(t, l, limit)
+				})
+			}
+		}
+	}
+}
+
+func callSay(ctx context.Context, c clients) error { _, err := c.callSay(ctx, ""); return err }
+
+func callList(ctx context.Context, c clients) error { _, err := c.callList(ctx, ""); return err }
+
+func callChat(ctx context.Context, c clients) error {
+	s := c.chat.CallBidiStream(ctx)
+	defer s.CloseResponse()
+	if err := s.Send(&msg{Value: "hi"}); err != nil {
+		return err
+	}
+	if err := s.CloseRequest(); err != nil {
+		return err
+	}
+	for {
+		if _, err := s.Receive(); err != nil {
+			return err
+		}
+	}
+}

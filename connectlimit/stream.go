@@ -1,0 +1,130 @@
+package connectlimit
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync/atomic"
+
+	"connectrpc.com/connect"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+// WrapStreamingClient runs each stream inside l. The stream holds its slot until it ends:
+// Receive returns io.EOF or an error (or, on a stream whose server sends one message,
+// returns it), Send fails, CloseResponse is called before the end (the caller gave up: no
+// sample) or the stream's context is done. A stream that is left open holds its slot, as
+// connect holds its resources.
+func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		p, err := i.l.Acquire()
+		if err != nil {
+			return newRejectedConn(spec, i.rejected(err, true))
+		}
+		finished := false
+		defer func() {
+			if !finished { // next panicked
+				p.Cancel()
+			}
+		}()
+		conn := next(ctx, spec)
+		finished = true
+		s := &clientConn{StreamingClientConn: conn, p: p, classify: i.o.classify, oneReply: spec.StreamType == connect.StreamTypeClient}
+		s.stop = context.AfterFunc(ctx, func() { s.finishDone(ctx) })
+		return s
+	}
+}
+
+type clientConn struct {
+	connect.StreamingClientConn
+	p        adaptivelimit.Permit
+	classify func(error) adaptivelimit.Outcome
+	oneReply bool        // the server sends one message, after which the stream is over
+	stop     func() bool // stops the finish when the context is done
+	finished atomic.Bool
+}
+
+func (s *clientConn) Receive(m any) error {
+	err := s.StreamingClientConn.Receive(m)
+	switch {
+	case errors.Is(err, io.EOF):
+		s.end(nil)
+	case err != nil:
+		s.end(err)
+	case s.oneReply:
+		s.end(nil)
+	}
+	return err
+}
+
+func (s *clientConn) Send(m any) error {
+	err := s.StreamingClientConn.Send(m)
+	if err != nil && !errors.Is(err, io.EOF) { // io.EOF: the status comes from Receive
+		s.end(err)
+	}
+	return err
+}
+
+// CloseResponse frees the slot of a stream that the caller stops reading before its end
+// without a sample: that says nothing about the dependency.
+func (s *clientConn) CloseResponse() error {
+	err := s.StreamingClientConn.CloseResponse()
+	s.stop()
+	if s.finished.CompareAndSwap(false, true) {
+		s.p.Cancel()
+	}
+	return err
+}
+
+// end finishes the stream before its context is done.
+func (s *clientConn) end(err error) {
+	s.stop()
+	s.finish(err)
+}
+
+// finishDone finishes the stream whose context is done, on the goroutine that
+// context.AfterFunc started, where nothing could recover a panic: a classifier (or the
+// limiter's Clock) that panics there has freed the slot without a sample, and its panic is
+// dropped, so that the process lives.
+func (s *clientConn) finishDone(ctx context.Context) {
+	defer func() { _ = recover() }()
+	s.finish(ctx.Err())
+}
+
+// finish finishes the stream once: a nil err, a stream that ended well, is a sample; any
+// other is classified. A classifier that panics frees the slot without a sample.
+func (s *clientConn) finish(err error) {
+	if !s.finished.CompareAndSwap(false, true) {
+		return
+	}
+	defer s.p.Cancel() // the classifier panicked: Finish has not cleared p
+	if err == nil {
+		s.p.Finish(adaptivelimit.Sample)
+		return
+	}
+	s.p.Finish(s.classify(err))
+}
+
+// rejectedConn is the stream of a call that the limiter rejected: it is never sent, and
+// every Send and Receive fails with the rejection.
+type rejectedConn struct {
+	spec                       connect.Spec
+	err                        error
+	request, response, trailer http.Header
+}
+
+func newRejectedConn(spec connect.Spec, err error) *rejectedConn {
+	return &rejectedConn{spec: spec, err: err, request: http.Header{}, response: http.Header{}, trailer: http.Header{}}
+}
+
+func (c *rejectedConn) Spec() connect.Spec           { return c.spec }
+func (c *rejectedConn) Peer() connect.Peer           { return connect.Peer{} }
+func (c *rejectedConn) Send(any) error               { return c.err }
+func (c *rejectedConn) RequestHeader() http.Header   { return c.request }
+func (c *rejectedConn) CloseRequest() error          { return nil }
+func (c *rejectedConn) Receive(any) error            { return c.err }
+func (c *rejectedConn) ResponseHeader() http.Header  { return c.response }
+func (c *rejectedConn) ResponseTrailer() http.Header { return c.trailer }
+func (c *rejectedConn) CloseResponse() error         { return nil }

@@ -1,0 +1,125 @@
+package limittest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/limittest"
+)
+
+// recorder is a testing.TB whose Fatalf stops the helper it is given to, and records why.
+type recorder struct {
+	testing.TB
+	failure string
+}
+
+type fatal struct{}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.failure = fmt.Sprintf(format, args...)
+	panic(fatal{})
+}
+
+func (r *recorder) Fatal(args ...any) { r.Fatalf("%s", fmt.Sprint(args...)) }
+
+// failure runs f with a recorder and returns why it failed, or "".
+func failure(t *testing.T, f func(tb testing.TB)) string {
+	r := &recorder{TB: t}
+	func() {
+		defer func() {
+			if v := recover(); v != nil && v != (fatal{}) {
+				panic(v)
+			}
+		}()
+		f(r)
+	}()
+	return r.failure
+}
+
+func TestClassified(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{nil, "sample"},
+		{context.DeadlineExceeded, "drop"},
+		{errors.New("bad request"), "none"},
+	} {
+		l, clock := limittest.Fixed(t, "classified", 1)
+		_, _ = adaptivelimit.Do(context.Background(), l, func(context.Context) (int, error) {
+			clock.Advance(time.Second)
+			return 0, tc.err
+		})
+		if got := limittest.Classified(t, l); got != tc.want {
+			t.Errorf("%v: %s, want %s", tc.err, got, tc.want)
+		}
+	}
+	l, _ := limittest.Fixed(t, "held", 1)
+	p, _ := l.Acquire()
+	defer p.Cancel()
+	if got := failure(t, func(tb testing.TB) { limittest.Classified(tb, l) }); got != "1 calls hold a slot" {
+		t.Errorf("Classified with a call running: %q", got)
+	}
+}
+
+func TestRequireNoSlotLost(t *testing.T) {
+	l, _ := limittest.Fixed(t, "admits", 2)
+	if got := failure(t, func(tb testing.TB) { limittest.RequireNoSlotLost(tb, l, 2) }); got != "" {
+		t.Fatalf("a free limit of 2: %s", got)
+	}
+	if l.InFlight() != 0 {
+		t.Fatalf("RequireNoSlotLost left %d calls in flight", l.InFlight())
+	}
+	lost, _ := l.Acquire()
+	if got := failure(t, func(tb testing.TB) { limittest.RequireNoSlotLost(tb, l, 2) }); got != "1 calls hold a slot after the call ended" {
+		t.Errorf("a lost slot: %q", got)
+	}
+	lost.Cancel()
+	if got := failure(t, func(tb testing.TB) { limittest.RequireNoSlotLost(tb, l, 1) }); got != "call 2 of a limit of 1 admitted" {
+		t.Errorf("a limit above n: %q", got)
+	}
+	if l.InFlight() != 0 {
+		t.Fatalf("RequireNoSlotLost left %d calls in flight", l.InFlight())
+	}
+}
+
+func TestWaitFree(t *testing.T) {
+	l, _ := limittest.Fixed(t, "wait", 1)
+	p, _ := l.Acquire()
+	go func() { time.Sleep(10 * time.Millisecond); p.Done(nil) }()
+	limittest.WaitFree(t, l)
+	p2, _ := l.Acquire()
+	defer p2.Cancel()
+	if got := failure(t, func(tb testing.TB) { limittest.WaitFree(tb, l) }); got != "1 calls still hold a slot" {
+		t.Errorf("WaitFree with a call that never ends: %q", got)
+	}
+}
+
+func TestDeadlineContext(t *testing.T) {
+	ctx := limittest.NewDeadlineContext()
+	if ctx.Err() != nil {
+		t.Fatal(ctx.Err())
+	}
+	ctx.Pass()
+	ctx.Pass()
+	<-ctx.Done()
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatal(ctx.Err())
+	}
+}
+
+func TestPanickingError(t *testing.T) {
+	var err error = (*limittest.PanickingError)(nil)
+	defer func() {
+		if recover() == nil {
+			t.Error("DefaultDropOn read a PanickingError without a panic")
+		}
+	}()
+	adaptivelimit.DefaultDropOn(err)
+}
