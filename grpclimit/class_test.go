@@ -18,7 +18,7 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/grpclimit"
-	"github.com/resilience4cata/adaptivelimit/internal/limittest"
+	"github.com/resilience4cata/adaptivelimit/limittest"
 )
 
 // The client interceptors send the context's class in x-criticality; a server that lists

@@ -10,7 +10,7 @@ import (
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/httplimit"
-	"github.com/resilience4cata/adaptivelimit/internal/limittest"
+	"github.com/resilience4cata/adaptivelimit/limittest"
 )
 
 func get(t *testing.T, c *http.Client, url string, header ...string) (int, string) {

@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
-	"github.com/resilience4cata/adaptivelimit/internal/limittest"
+	"github.com/resilience4cata/adaptivelimit/limittest"
 )
 
 // A limiter with classes: an observation per class, after known traffic.

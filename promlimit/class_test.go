@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
-	"github.com/resilience4cata/adaptivelimit/internal/limittest"
+	"github.com/resilience4cata/adaptivelimit/limittest"
 )
 
 // A limiter with classes: a series per class, after known traffic.
