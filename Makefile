@@ -16,6 +16,9 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # REQUIRE_ARM64=1 fails when qemu-user is missing and cannot be installed; else that leg is
 # skipped with a notice.
 REQUIRE_ARM64 ?=
+# REQUIRE_PROMETHEUS=1 fails when Prometheus (prometheus, promtool) is missing and cannot be
+# installed; else promlimit's tests of the real Prometheus and of its rules skip with a notice.
+REQUIRE_PROMETHEUS ?=
 
 # Every module in the tree, found rather than listed, so that a new one is tested the day it
 # lands: each directory holding a go.mod, the core (./) first.
@@ -37,7 +40,7 @@ LEGS := fmt vet race arm64 staticcheck modules benchmarks fuzz tidy cover releas
 START = @mkdir -p $(OUT); echo "=== $@"; date +%s > $(OUT)/$@.start
 END = @echo "--- $@: $$(( $$(date +%s) - $$(cat $(OUT)/$@.start) ))s"
 
-.PHONY: test $(LEGS) qemu demo bench bench-check perf-baseline soak
+.PHONY: test $(LEGS) qemu prometheus demo bench bench-check perf-baseline soak
 
 # The legs are independent; -Otarget prints each one's output whole when it finishes.
 test:
@@ -47,6 +50,8 @@ test:
 	@if [ -e $(OUT)/arm64-skipped ]; then \
 		echo "make test: passed, but the arm64 leg was SKIPPED: $$(cat $(OUT)/arm64-skipped)"; \
 	else echo "make test: passed, all legs ($(LEGS))"; fi
+	@if [ -e $(OUT)/prometheus-skipped ]; then \
+		echo "make test: promlimit's tests of the real Prometheus were SKIPPED: $$(cat $(OUT)/prometheus-skipped)"; fi
 
 fmt:
 	$(START)
@@ -96,6 +101,22 @@ qemu:
 	echo "$(QEMU_ARM64) missing, and installing qemu-user needs root and apt-get" > $(OUT)/arm64-skipped; \
 	echo "notice: skipping the arm64 leg: $$(cat $(OUT)/arm64-skipped)"
 
+# Prometheus and promtool for promlimit's tests when they are missing: Debian's package,
+# installed where we are root with apt-get, after qemu-user (apt-get runs one at a time); else
+# those tests skip (or, with REQUIRE_PROMETHEUS=1, this fails). The modules leg requires them
+# where they are present, so that none skips there.
+prometheus: qemu
+	@mkdir -p $(OUT); command -v prometheus >/dev/null && command -v promtool >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing prometheus for promlimit's tests"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null || true; \
+	fi; \
+	command -v prometheus >/dev/null && command -v promtool >/dev/null && exit 0; \
+	if [ -n "$(REQUIRE_PROMETHEUS)" ]; then echo "prometheus or promtool missing and not installable: promlimit's tests of them are required"; exit 1; fi; \
+	echo "prometheus missing, and installing it needs root and apt-get" > $(OUT)/prometheus-skipped; \
+	echo "notice: promlimit's tests of the real Prometheus will be skipped: $$(cat $(OUT)/prometheus-skipped)"
+
 staticcheck:
 	$(START)
 	GOBIN=$(CURDIR)/$(OUT)/bin $(GO) install $(STATICCHECK)
@@ -107,10 +128,10 @@ staticcheck:
 # it (a file built with !race) runs again without it: the simulator's default scenario,
 # LossDelay's scenario targets, and with LIMITSIM_DOCS=1 the check that the README and
 # docs/simulation.md show what the simulator prints, take minutes under the detector.
-modules:
+modules: prometheus
 	$(START)
-	for m in $(filter-out .,$(MODULES)); do \
-		(cd $$m && $(GO) test -race -count=1 ./...); \
+	prom=$$([ -e $(OUT)/prometheus-skipped ] || echo 1); for m in $(filter-out .,$(MODULES)); do \
+		(cd $$m && REQUIRE_PROMETHEUS=$$prom $(GO) test -race -count=1 ./...); \
 		if grep -rlq --include='*_test.go' '^//go:build !race' $$m; then (cd $$m && LIMITSIM_DOCS=1 $(GO) test -count=1 ./...); fi; \
 	done
 	$(END)

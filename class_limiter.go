@@ -66,6 +66,7 @@ func (l *Limiter) doneClass(p Permit, err error, drop uint64) {
 	n := l.freeClass(p.inFlight)
 	if err != nil {
 		if !l.cfg.DropOn(err) {
+			l.outcomes.ignored.Add(1)
 			return
 		}
 		drop = 1
@@ -83,6 +84,12 @@ func (l *Limiter) doneClass(p Permit, err error, drop uint64) {
 	if uint64(l.window.end.Load()-1-now) >= uint64(l.windowUnits) {
 		l.closeWindow(now)
 	}
+}
+
+// ignoreClass is ignore for a classed permit whose inFlight is f.
+func (l *Limiter) ignoreClass(f int64) {
+	l.freeClass(f)
+	l.outcomes.ignored.Add(1)
 }
 
 // freeClass frees the slot of a classed permit whose inFlight is f, passes it on to a waiter

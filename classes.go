@@ -43,11 +43,11 @@ type ClassSnapshot struct {
 type classSet struct {
 	names   []string
 	reserve []float64
-	pools   []paddedCount   // len(names)+1: each class's reserve, then the shared pool
-	held    []classHolds    // calls that took and freed a slot, by class
-	reject  []classCounts   // rejections by class, in a power of two of stripes (rejected)
-	shown   []atomic.Uint64 // the most rejections by class a snapshot has reported
-	dryRun  bool            // admit every call, counting those the pools would reject
+	pools   []paddedCount // len(names)+1: each class's reserve, then the shared pool
+	held    []classHolds  // calls that took and freed a slot, by class
+	reject  []classCounts // rejections by class, in a power of two of stripes (rejected)
+	shown   []monotone    // the most rejections by class a snapshot has reported
+	dryRun  bool          // admit every call, counting those the pools would reject
 
 	short paddedCount // pools below zero
 
@@ -95,7 +95,7 @@ func newClassSet(classes []Class, dryRun bool, stripes int) *classSet {
 		pools:    make([]paddedCount, n+1),
 		held:     make([]classHolds, n),
 		reject:   make([]classCounts, stripes),
-		shown:    make([]atomic.Uint64, n),
+		shown:    make([]monotone, n),
 		dryRun:   dryRun,
 		shares:   make([]int64, n+1),
 		reserved: make([]atomic.Int64, n),
@@ -213,7 +213,7 @@ func (cs *classSet) rejections(c int) uint64 {
 	for i := range cs.reject {
 		n += atomic.LoadUint64(&cs.reject[i].n[c])
 	}
-	return keepMax(&cs.shown[c], n)
+	return cs.shown[c].report(n)
 }
 
 // setLimit moves the pools to a new limit: each class reserves floor(Reserve*limit), and the

@@ -221,6 +221,11 @@ func TestClassFinishing(t *testing.T) {
 	p, _ = l.AcquireClass("standard")
 	p.Done(errors.New("not about load"))
 	requireClassesIdle(t, l)
+	snap := l.Snapshot()
+	require.Equal(t, [4]uint64{1, 1, 2, 0}, [4]uint64{snap.Successes, snap.Drops, snap.Ignored, snap.Cancelled})
+	p, _ = l.AcquireClass("standard")
+	p.Cancel()
+	require.Equal(t, uint64(1), l.Snapshot().Cancelled)
 
 	// A DropOn or a Clock that panics frees the slot, and the panic goes on.
 	boom, err := New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10,

@@ -19,6 +19,8 @@ type Limiter struct {
 	window windowState
 	wait   waitQueue
 
+	outcomes outcomes // calls finished without a sample (counters.go)
+
 	// Read by every call, written only by New.
 	stripes     stripes
 	src         source
@@ -239,7 +241,7 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 	}
 	if err != nil {
 		if !l.dropOn(err) {
-			l.free()
+			l.ignore()
 			return
 		}
 		drop = 1
@@ -284,7 +286,10 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 }
 
 // cancel frees p's slot without a sample.
-func (l *Limiter) cancel() { l.free() }
+func (l *Limiter) cancel() {
+	l.free()
+	l.countCancelled()
+}
 
 // elapsed is the latency of a call that started at start and ended at now, in clock units:
 // 0 for an untimed call, and for one whose end reads before its start, as the tick counters

@@ -395,10 +395,12 @@ func TestSnapshot(t *testing.T) {
 	require.Equal(t, Snapshot{
 		Name: "inventory", Algorithm: Gradient2, Limit: 10, MinLimit: 2, MaxLimit: 50,
 		Windows: 1, WindowLatency: 20 * time.Millisecond, LongLatency: 20 * time.Millisecond,
+		Decisions: decisions(CauseAppLimited, LimitKept),
 		Last: Decision{
 			Samples: 1, MeanLatency: 20 * time.Millisecond, MaxInFlight: 1,
-			LongLatency: 20 * time.Millisecond, AppLimited: true, LimitBefore: 10, LimitAfter: 10,
+			LongLatency: 20 * time.Millisecond, AppLimited: true, Cause: CauseAppLimited, LimitBefore: 10, LimitAfter: 10,
 		},
+		Successes: 10,
 	}, s, "the first sample closes the window; it saw 1 in flight, fewer than half of 10")
 	require.Equal(t, "inventory", l.Name())
 }

@@ -29,17 +29,23 @@ func (o Outcome) String() string {
 
 // Finish finishes the call with an outcome that the caller classified, and clears p: a
 // Sample is Done(nil), a Drop is a sample marked as a drop whatever the limiter's DropOn
-// says, and Ignore (or any other value) is Cancel.
+// says, and Ignore (or any other value) frees the slot without a sample, as Cancel does, but
+// counts the call as ignored (Snapshot.Ignored) rather than cancelled.
 func (p *Permit) Finish(o Outcome) {
-	switch o {
-	case Sample:
+	if o == Sample {
 		p.Done(nil)
-	case Drop:
-		if q := *p; q.l != nil {
-			*p = Permit{}
-			q.l.done(q, nil, 1)
-		}
-	default:
-		p.Cancel()
+		return
+	}
+	q := *p
+	if q.l == nil {
+		return
+	}
+	*p = Permit{}
+	if o == Drop {
+		q.l.done(q, nil, 1)
+	} else if q.l.mode == classed {
+		q.l.ignoreClass(q.inFlight)
+	} else {
+		q.l.ignore()
 	}
 }

@@ -35,6 +35,7 @@ func (p *Permit) Cancel() {
 		*p = Permit{}
 		if l.mode == classed {
 			l.freeClass(f)
+			l.countCancelled()
 			return
 		}
 		l.cancel()

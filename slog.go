@@ -26,6 +26,8 @@ func LogLimitChanges(logger *slog.Logger) func(name string, d Decision) {
 			slog.Bool("appLimited", d.AppLimited),
 			slog.Duration("longLatency", d.LongLatency),
 			slog.Float64("gradient", d.Gradient),
+			slog.String("reason", d.Reason.String()),
+			slog.String("cause", d.Cause.String()),
 		)
 	}
 }

@@ -35,5 +35,6 @@ func TestLogLimitChanges(t *testing.T) {
 		"level": "INFO", "msg": "adaptive limit changed", "name": "orders",
 		"limitBefore": 10.0, "limitAfter": 9.0, "samples": 1.0, "drops": 1.0, "dropped": true,
 		"meanLatency": 0.0, "maxInFlight": 1.0, "appLimited": false, "longLatency": 0.0, "gradient": 0.0,
+		"reason": "none", "cause": "drop",
 	}, rec)
 }

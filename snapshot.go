@@ -18,6 +18,7 @@ type Decision struct {
 	LongLatency time.Duration // Gradient2's long-term latency used for this window; Vegas's no-load latency or LossDelay's baseline after it
 	Gradient    float64       // Gradient2's or LossDelay's gradient, in [0.5, 1]; 0 when not computed
 	Reason      Reason        // why LossDelay moved the limit or kept it; ReasonNone for the others
+	Cause       Cause         // why the limit moved or stayed, for every algorithm
 	LimitBefore int
 	LimitAfter  int
 }
@@ -40,7 +41,15 @@ type Snapshot struct {
 	Waiting       int           // callers of AcquireContext waiting for a slot now
 	WaitAbandoned uint64        // callers that gave up waiting (MaxWait or their context); also in Rejected
 	LimitChanges  uint64        // windows that moved the limit
+	Decisions     Decisions     // windows by cause and direction
 	Last          Decision      // the last window's decision
+
+	// Calls by outcome, with Rejected. A disabled limiter counts none; a call whose Clock or
+	// DropOn panicked is in none.
+	Successes uint64 // calls finished with a sample that is not a drop
+	Drops     uint64 // calls finished with a sample marked as a drop
+	Ignored   uint64 // calls finished with an error that DropOn ignores, or Finish(Ignore): no sample
+	Cancelled uint64 // permits cancelled: no sample
 
 	Classes []ClassSnapshot // each priority class of Config.Classes, in its order; nil without classes
 }
@@ -70,12 +79,17 @@ func (l *Limiter) Snapshot() Snapshot {
 		MaxLimit:  l.cfg.MaxLimit,
 		Disabled:  l.mode == disabled,
 		DryRun:    l.mode == dryRun || l.mode == classed && l.classes.dryRun,
-		Rejected:  l.published.rejections(l.stripes.sum(0).rejected),
 
 		Waiting:       int(l.wait.count.Load()),
 		WaitAbandoned: l.wait.abandoned.Load(),
+		Ignored:       l.outcomes.ignored.Load(),
+		Cancelled:     l.outcomes.cancelled.Load(),
 	}
-	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load()
+	t := l.stripes.sum(0)
+	s.Rejected = l.published.rejected.report(t.rejected)
+	s.Drops = l.published.drops.report(t.drops)
+	s.Successes = l.published.successes.report(t.samples - min(t.drops, t.samples))
+	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load(&s.Decisions)
 	s.WindowLatency = s.Last.MeanLatency
 	if l.mode == classed {
 		s.Classes = l.classes.snapshots()
@@ -92,25 +106,36 @@ type published struct {
 	windows atomic.Uint64
 	changes atomic.Uint64
 	long    atomic.Int64
-	last    [11]atomic.Uint64
+	last    [12]atomic.Uint64
 
-	// The most rejections a snapshot has reported. A plain increment racing with another on
-	// a shared counter can move the sum back; snapshots never do, so that a metric never
-	// sees a counter reset.
-	rejected atomic.Uint64
+	decisions [causes][directions]atomic.Uint64
+
+	// What snapshots have reported of the counters summed from the stripes. A plain increment
+	// racing with another on a shared counter can move the rejections' sum back, and the
+	// successes, the samples less the drops, move back where a snapshot reads a drop's sample
+	// before its drop: the stripes' plain adds are seen in any order. Snapshots never go back,
+	// so that a metric never sees a counter reset; such a drop counts as a success until the
+	// next success.
+	rejected, drops, successes monotone
 }
 
-// rejections returns the larger of sum and what earlier snapshots reported, and keeps it.
-func (p *published) rejections(sum uint64) uint64 { return keepMax(&p.rejected, sum) }
+// monotone is the most a counter was reported at.
+type monotone struct{ most atomic.Uint64 }
 
-// keepMax returns the larger of sum and seen, and keeps it in seen.
-func keepMax(seen *atomic.Uint64, sum uint64) uint64 {
+// report returns the larger of n and what was reported before, and keeps it.
+func (m *monotone) report(n uint64) uint64 {
 	for {
-		old := seen.Load()
-		if sum <= old || seen.CompareAndSwap(old, sum) {
-			return max(sum, old)
+		old := m.most.Load()
+		if n <= old || m.most.CompareAndSwap(old, n) {
+			return max(n, old)
 		}
 	}
+}
+
+// publish gives the window's decision its cause and publishes it, for the window closer.
+func (l *Limiter) publish(d *Decision) {
+	d.Cause = causeOf(l.cfg.Algorithm, d, l.cfg.MinLimit, l.cfg.MaxLimit)
+	l.published.store(d, l.algorithm.longLatency())
 }
 
 func (p *published) store(d *Decision, long time.Duration) {
@@ -119,11 +144,13 @@ func (p *published) store(d *Decision, long time.Duration) {
 	if d.LimitAfter != d.LimitBefore {
 		p.changes.Add(1)
 	}
+	p.decisions[d.Cause][direction(d)].Add(1)
 	p.long.Store(int64(long))
 	words := [len(p.last)]uint64{
 		uint64(d.Samples), uint64(d.Drops), boolWord(d.Dropped), uint64(d.MeanLatency),
 		uint64(d.MaxInFlight), boolWord(d.AppLimited), uint64(d.LongLatency),
 		math.Float64bits(d.Gradient), uint64(d.LimitBefore), uint64(d.LimitAfter), uint64(d.Reason),
+		uint64(d.Cause),
 	}
 	for i := range words {
 		p.last[i].Store(words[i])
@@ -131,7 +158,8 @@ func (p *published) store(d *Decision, long time.Duration) {
 	p.seq.Add(1)
 }
 
-func (p *published) load() (windows, changes uint64, long time.Duration, d Decision) {
+// load returns what the closer published, and the windows by cause and direction in counts.
+func (p *published) load(counts *Decisions) (windows, changes uint64, long time.Duration, d Decision) {
 	var w [len(p.last)]uint64
 	for {
 		seq := p.seq.Load()
@@ -143,6 +171,11 @@ func (p *published) load() (windows, changes uint64, long time.Duration, d Decis
 		for i := range w {
 			w[i] = p.last[i].Load()
 		}
+		for c := range p.decisions {
+			for dir := range p.decisions[c] {
+				counts[c][dir] = p.decisions[c][dir].Load()
+			}
+		}
 		if p.seq.Load() == seq {
 			break
 		}
@@ -151,6 +184,7 @@ func (p *published) load() (windows, changes uint64, long time.Duration, d Decis
 		Samples: int(w[0]), Drops: int(w[1]), Dropped: w[2] != 0, MeanLatency: time.Duration(w[3]),
 		MaxInFlight: int(w[4]), AppLimited: w[5] != 0, LongLatency: time.Duration(w[6]),
 		Gradient: math.Float64frombits(w[7]), LimitBefore: int(w[8]), LimitAfter: int(w[9]), Reason: Reason(w[10]),
+		Cause: Cause(w[11]),
 	}
 	return windows, changes, long, d
 }

@@ -76,7 +76,7 @@ func (l *Limiter) closeWindow(now int64) {
 		l.newWindow()
 	}
 	l.window.end.Store(later(now, l.windowUnits))
-	l.published.store(&d, l.algorithm.longLatency())
+	l.publish(&d)
 	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {
 		l.cfg.OnLimitChange(l.cfg.Name, d)
 	}

@@ -31,4 +31,12 @@ func ExampleRegister() {
 	// r4c.adaptivelimit.limit ({call})
 	// r4c.adaptivelimit.concurrent.calls ({call})
 	// r4c.adaptivelimit.window.latency (s)
+	// r4c.adaptivelimit.calls ({call})
+	// r4c.adaptivelimit.waiting.calls ({call})
+	// r4c.adaptivelimit.wait.abandoned ({call})
+	// r4c.adaptivelimit.baseline.latency (s)
+	// r4c.adaptivelimit.window.max.concurrent.calls ({call})
+	// r4c.adaptivelimit.dry_run.rejections ({call})
+	// r4c.adaptivelimit.limit.min ({call})
+	// r4c.adaptivelimit.limit.max ({call})
 }

@@ -2,6 +2,7 @@ package otellimit
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,6 +41,15 @@ func point[N int64 | float64](value N, attrs ...attribute.KeyValue) metricdata.D
 	return metricdata.DataPoint[N]{Attributes: attribute.NewSet(attrs...), Value: value}
 }
 
+// outcomePoints are a limiter's calls by outcome: success, drop, ignored, cancelled, rejected.
+func outcomePoints(name attribute.KeyValue, counts ...int64) []metricdata.DataPoint[int64] {
+	var points []metricdata.DataPoint[int64]
+	for i, outcome := range []string{"success", "drop", "ignored", "cancelled", "rejected"} {
+		points = append(points, point(counts[i], name, attribute.String("outcome", outcome)))
+	}
+	return points
+}
+
 // A ManualReader, read after known traffic: every instrument, unit, attribute and value.
 func TestRegister(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
@@ -63,7 +73,26 @@ func TestRegister(t *testing.T) {
 			point[int64](1, orders), point[int64](0, idleName)),
 		gauge("r4c.adaptivelimit.window.latency", "s", "Mean latency of the calls in the last window that recomputed the limit.",
 			point(1.0, orders), point(0.0, idleName)),
+		sum("r4c.adaptivelimit.calls", "{call}", "Calls by outcome: success, drop, ignored, cancelled or rejected (in a dry run, none is rejected).",
+			slices.Concat(outcomePoints(orders, 1, 0, 0, 0, 1), outcomePoints(idleName, 0, 0, 0, 0, 0))...),
+		sum("r4c.adaptivelimit.decisions", "{window}", "Windows that recomputed the adaptive limit, by the reason and the direction of the move.",
+			point[int64](1, orders, attribute.String("reason", "growth"), attribute.String("direction", "up"))),
+		gauge("r4c.adaptivelimit.waiting.calls", "{call}", "How many callers wait for a slot now.",
+			point[int64](0, orders), point[int64](0, idleName)),
+		sum("r4c.adaptivelimit.wait.abandoned", "{call}", "Callers that gave up waiting for a slot; also rejected calls.",
+			point[int64](0, orders), point[int64](0, idleName)),
+		gauge("r4c.adaptivelimit.baseline.latency", "s", "The latency the algorithm compares a window's with: Gradient2's long-term latency, Vegas's no-load latency, LossDelay's baseline; 0 for AIMD.",
+			point(1.0, orders), point(0.0, idleName)),
+		gauge("r4c.adaptivelimit.window.max.concurrent.calls", "{call}", "The most calls in flight that a call of the last window saw.",
+			point[int64](1, orders), point[int64](0, idleName)),
+		sum("r4c.adaptivelimit.dry_run.rejections", "{call}", "Calls that a limiter in a dry run admitted but would have rejected.",
+			point[int64](0, orders), point[int64](0, idleName)),
+		gauge("r4c.adaptivelimit.limit.min", "{call}", "The lowest the adaptive limit may go: Config.MinLimit.",
+			point[int64](1, orders), point[int64](1, idleName)),
+		gauge("r4c.adaptivelimit.limit.max", "{call}", "The highest the adaptive limit may go: Config.MaxLimit.",
+			point[int64](200, orders), point[int64](200, idleName)),
 	}
+
 	got := collect(t, reader)
 	require.Len(t, got, len(want))
 	for i := range want {
@@ -119,4 +148,35 @@ func TestRegisterRegistry(t *testing.T) {
 		}
 	}
 	t.Fatal("no r4c.adaptivelimit.limit")
+}
+
+// A dry run rejects nothing: the calls it would have rejected are their own instrument, and
+// still in r4c.calls.rejected as before.
+func TestRegisterDryRun(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	l, err := adaptivelimit.New(adaptivelimit.Config{Name: "trial", DryRun: true, InitialLimit: 1, MinLimit: 1, MaxLimit: 1})
+	require.NoError(t, err)
+	_, err = Register(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), l)
+	require.NoError(t, err)
+	p, err := l.Acquire()
+	require.NoError(t, err)
+	q, err := l.Acquire()
+	require.NoError(t, err, "admitted above the limit")
+	p.Finish(adaptivelimit.Ignore)
+	q.Cancel()
+	name := attribute.String("name", "trial")
+	got := map[string]metricdata.Metrics{}
+	for _, m := range collect(t, reader) {
+		got[m.Name] = m
+	}
+	for _, want := range []metricdata.Metrics{
+		sum("r4c.calls.rejected", "{call}", "Calls rejected at once because the limit was full; in a dry run, calls that would have been.",
+			point[int64](1, kind, name)),
+		sum("r4c.adaptivelimit.calls", "{call}", "Calls by outcome: success, drop, ignored, cancelled or rejected (in a dry run, none is rejected).",
+			outcomePoints(name, 0, 0, 1, 1, 0)...),
+		sum("r4c.adaptivelimit.dry_run.rejections", "{call}", "Calls that a limiter in a dry run admitted but would have rejected.",
+			point[int64](1, name)),
+	} {
+		metricdatatest.AssertEqual(t, want, got[want.Name], metricdatatest.IgnoreTimestamp())
+	}
 }

@@ -31,5 +31,7 @@ r4c_adaptivelimit_class_rejected_total{class="batch",name="api"} 1
 r4c_adaptivelimit_class_reserved_calls{class="critical",name="api"} 5
 r4c_adaptivelimit_class_reserved_calls{class="batch",name="api"} 0
 `), "r4c_adaptivelimit_class_concurrent_calls", "r4c_adaptivelimit_class_rejected_total", "r4c_adaptivelimit_class_reserved_calls"))
-	require.Equal(t, 6+6+3*2, testutil.CollectAndCount(NewCollector(l, newIdle(t))))
+	require.Equal(t, 3*2, testutil.CollectAndCount(NewCollector(l, newIdle(t)),
+		"r4c_adaptivelimit_class_concurrent_calls", "r4c_adaptivelimit_class_rejected_total", "r4c_adaptivelimit_class_reserved_calls"),
+		"a series per class, none for the limiter without classes")
 }

@@ -1,17 +1,12 @@
 // Package promlimit exports adaptive limits to Prometheus.
 //
 // Its collector reads each limiter's Snapshot when Prometheus scrapes, and adds nothing to
-// the calls. The series, each labelled with the limiter's name, are:
-//
-//	r4c_calls_rejected_total{kind="adaptivelimit",name}   counter: calls rejected
-//	r4c_adaptivelimit_limit_changes_total{name}           counter: windows that moved the limit
-//	r4c_adaptivelimit_windows_total{name}                 counter: windows that recomputed the limit
-//	r4c_adaptivelimit_limit{name}                         gauge: calls that may run at once
-//	r4c_adaptivelimit_concurrent_calls{name}              gauge: calls that hold a slot
-//	r4c_adaptivelimit_window_latency_seconds{name}        gauge: the last window's mean latency
-//
-// A limiter with priority classes has per-class series too (see class.go's list), labelled
-// with the class's name in "class".
+// the calls. Every series carries the limiter's name in the label "name"; the series, their
+// labels and what each counts are in one table, docs/metrics.md in the repository
+// (https://github.com/resilience4cata/adaptivelimit/blob/main/docs/metrics.md), which
+// otellimit's instruments follow too. dashboard.json beside this package is a Grafana
+// dashboard of them, and alerts.yaml Prometheus alerting rules, with their unit tests in
+// alerts_test.yaml.
 package promlimit
 
 import (
@@ -49,6 +44,32 @@ var (
 		"How many calls hold a slot now.", []string{"name"}, nil)
 	latencyDesc = prometheus.NewDesc("r4c_adaptivelimit_window_latency_seconds",
 		"Mean latency of the calls in the last window that recomputed the limit.", []string{"name"}, nil)
+
+	callsDesc = prometheus.NewDesc("r4c_adaptivelimit_calls_total",
+		"Calls by outcome: success, drop, ignored, cancelled or rejected (in a dry run, none is rejected).",
+		[]string{"name", "outcome"}, nil)
+	decisionsDesc = prometheus.NewDesc("r4c_adaptivelimit_decisions_total",
+		"Windows that recomputed the adaptive limit, by the reason and the direction of the move.",
+		[]string{"name", "reason", "direction"}, nil)
+	waitingDesc = prometheus.NewDesc("r4c_adaptivelimit_waiting_calls",
+		"How many callers wait for a slot now.", []string{"name"}, nil)
+	abandonedDesc = prometheus.NewDesc("r4c_adaptivelimit_wait_abandoned_total",
+		"Callers that gave up waiting for a slot; also rejected calls.", []string{"name"}, nil)
+	baselineDesc = prometheus.NewDesc("r4c_adaptivelimit_baseline_latency_seconds",
+		"The latency the algorithm compares a window's with: Gradient2's long-term latency, Vegas's no-load latency, LossDelay's baseline; 0 for AIMD.",
+		[]string{"name"}, nil)
+	maxConcurrentDesc = prometheus.NewDesc("r4c_adaptivelimit_window_max_concurrent_calls",
+		"The most calls in flight that a call of the last window saw.", []string{"name"}, nil)
+	dryRunDesc = prometheus.NewDesc("r4c_adaptivelimit_dry_run_rejections_total",
+		"Calls that a limiter in a dry run admitted but would have rejected.", []string{"name"}, nil)
+	minLimitDesc = prometheus.NewDesc("r4c_adaptivelimit_limit_min",
+		"The lowest the adaptive limit may go: Config.MinLimit.", []string{"name"}, nil)
+	maxLimitDesc = prometheus.NewDesc("r4c_adaptivelimit_limit_max",
+		"The highest the adaptive limit may go: Config.MaxLimit.", []string{"name"}, nil)
+
+	descs = []*prometheus.Desc{rejectedDesc, changesDesc, windowsDesc, limitDesc, concurrentDesc, latencyDesc,
+		callsDesc, decisionsDesc, waitingDesc, abandonedDesc, baselineDesc, maxConcurrentDesc, dryRunDesc,
+		minLimitDesc, maxLimitDesc}
 )
 
 // collector reports the snapshots that its source returns at each scrape.
@@ -61,20 +82,50 @@ func newCollector(snapshots func() []adaptivelimit.Snapshot) *collector {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{rejectedDesc, changesDesc, windowsDesc, limitDesc, concurrentDesc, latencyDesc} {
+	for _, d := range descs {
 		ch <- d
 	}
 	describeClasses(ch)
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, name string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, name)
+	}
 	for _, s := range c.snapshots() {
-		ch <- prometheus.MustNewConstMetric(rejectedDesc, prometheus.CounterValue, float64(s.Rejected), s.Name)
-		ch <- prometheus.MustNewConstMetric(changesDesc, prometheus.CounterValue, float64(s.LimitChanges), s.Name)
-		ch <- prometheus.MustNewConstMetric(windowsDesc, prometheus.CounterValue, float64(s.Windows), s.Name)
-		ch <- prometheus.MustNewConstMetric(limitDesc, prometheus.GaugeValue, float64(s.Limit), s.Name)
-		ch <- prometheus.MustNewConstMetric(concurrentDesc, prometheus.GaugeValue, float64(s.InFlight), s.Name)
-		ch <- prometheus.MustNewConstMetric(latencyDesc, prometheus.GaugeValue, s.WindowLatency.Seconds(), s.Name)
+		counter(rejectedDesc, s.Rejected, s.Name)
+		counter(changesDesc, s.LimitChanges, s.Name)
+		counter(windowsDesc, s.Windows, s.Name)
+		gauge(limitDesc, float64(s.Limit), s.Name)
+		gauge(concurrentDesc, float64(s.InFlight), s.Name)
+		gauge(latencyDesc, s.WindowLatency.Seconds(), s.Name)
+
+		rejected, wouldReject := s.Rejected, uint64(0)
+		if s.DryRun {
+			rejected, wouldReject = 0, s.Rejected
+		}
+		counter(callsDesc, s.Successes, s.Name, "success")
+		counter(callsDesc, s.Drops, s.Name, "drop")
+		counter(callsDesc, s.Ignored, s.Name, "ignored")
+		counter(callsDesc, s.Cancelled, s.Name, "cancelled")
+		counter(callsDesc, rejected, s.Name, "rejected")
+		for cause, byDirection := range s.Decisions {
+			for direction, n := range byDirection {
+				if n != 0 {
+					counter(decisionsDesc, n, s.Name, adaptivelimit.Cause(cause).String(), adaptivelimit.Direction(direction).String())
+				}
+			}
+		}
+		gauge(waitingDesc, float64(s.Waiting), s.Name)
+		counter(abandonedDesc, s.WaitAbandoned, s.Name)
+		gauge(baselineDesc, s.LongLatency.Seconds(), s.Name)
+		gauge(maxConcurrentDesc, float64(s.Last.MaxInFlight), s.Name)
+		counter(dryRunDesc, wouldReject, s.Name)
+		gauge(minLimitDesc, float64(s.MinLimit), s.Name)
+		gauge(maxLimitDesc, float64(s.MaxLimit), s.Name)
 		collectClasses(ch, &s)
 	}
 }
