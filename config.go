@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -96,6 +97,11 @@ type Config struct {
 	// WaitOrder is the order in which waiters get freed slots. Default FIFO.
 	WaitOrder WaitOrder
 
+	// Classes are the priority classes of the calls, highest first (see Class): under
+	// overload the limiter sheds the lowest class first, and each class keeps the share of
+	// the limit it reserves. Default none: every call is equal. At most ClassesCeiling.
+	Classes []Class
+
 	// DropOn reports whether a call's error means the dependency is overloaded. Default
 	// DefaultDropOn. If it panics, the call's slot is freed and the panic goes on.
 	DropOn func(error) bool
@@ -159,6 +165,7 @@ const (
 // invalid field, in the order of the fields.
 func (c Config) resolved() (Config, error) {
 	c = c.withDefaults()
+	c.Classes = slices.Clone(c.Classes) // the caller's slice may change after New
 	return c, c.validate()
 }
 
@@ -245,6 +252,7 @@ func (c Config) validate() error {
 	if c.WaitOrder != FIFO && c.WaitOrder != LIFO {
 		v.fail("waitOrder", c.WaitOrder, "must be fifo or lifo", CodeInvalidTuning, ErrInvalidTuning)
 	}
+	v.classes(c.Classes)
 	return v.err
 }
 

@@ -72,6 +72,8 @@ var keys = []keySpec{
 		valid: "at least 0; 0 for the limit at the moment", code: CodeInvalidTuning},
 	{name: "waitOrder", field: func(c *Config) any { return &c.WaitOrder }, values: []any{FIFO, LIFO},
 		valid: "fifo, lifo (any case)", code: CodeInvalidTuning},
+	{name: "classes", field: func(c *Config) any { return &c.Classes },
+		valid: "`name:reserve` pairs, highest priority first, separated by commas (`critical:0.3,standard:0.4,sheddable:0`): at most 8, names distinct and not empty, reserves in [0, 1] adding up to at most 1; none for none", code: CodeInvalidTuning},
 	{name: "enabled", field: func(c *Config) any { return &c.Disabled }, negate: true,
 		valid: "true, false (any case)", code: CodeInvalidTuning},
 	{name: "dryRun", field: func(c *Config) any { return &c.DryRun },
@@ -126,6 +128,12 @@ func (k *keySpec) set(c *Config, text string) (rule, code string, sentinel error
 			return "must be true or false", CodeInvalidTuning, ErrInvalidTuning
 		}
 		*p = b != k.negate
+	case *[]Class:
+		classes, ok := parseClasses(text)
+		if !ok {
+			return "must be name:reserve pairs separated by commas, such as critical:0.3,standard:0.4,sheddable:0", CodeInvalidTuning, ErrInvalidTuning
+		}
+		*p = classes
 	default:
 		for _, v := range k.values {
 			if strings.EqualFold(text, fmt.Sprint(v)) {
@@ -145,6 +153,8 @@ func (k *keySpec) format(c *Config) string {
 		return strconv.FormatFloat(*p, 'g', -1, 64)
 	case *bool:
 		return strconv.FormatBool(*p != k.negate)
+	case *[]Class:
+		return formatClasses(*p)
 	}
 	v := k.value(c)
 	switch v.Kind() {
@@ -182,6 +192,8 @@ func (k *keySpec) same(a, b *Config) bool {
 	switch va.Kind() {
 	case reflect.Func, reflect.Pointer:
 		return va.Pointer() == vb.Pointer()
+	case reflect.Slice:
+		return reflect.DeepEqual(va.Interface(), vb.Interface())
 	}
 	return va.Comparable() && va.Equal(vb)
 }

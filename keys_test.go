@@ -87,6 +87,8 @@ func kind(k *keySpec) string {
 		return "duration"
 	case *bool:
 		return "boolean"
+	case *[]Class:
+		return "classes"
 	}
 	panic("no kind for key " + k.name)
 }

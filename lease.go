@@ -49,6 +49,9 @@ const maxCached = 16
 // each P's share of the limit, between 1 and maxCached. The cap is kept beside the limit,
 // which every finishing call reads with it.
 func (l *Limiter) setLimit(limit int64) {
+	if l.mode == classed {
+		l.classes.setLimit(limit)
+	}
 	if l.mode == leasing {
 		shift := bits.Len(uint(l.stripes.mask)) + 2
 		l.slots.cacheCap.Store(min(max(limit>>shift, 1), maxCached))

@@ -24,7 +24,8 @@ type Limiter struct {
 	// Read by every call, written only by New.
 	stripes     stripes
 	src         source
-	mode        mode // Disabled and DryRun, in one compare for Acquire
+	mode        mode      // Disabled and DryRun, in one compare for Acquire
+	classes     *classSet // with Config.Classes (classes.go)
 	rejection   *LimitExceededError
 	windowUnits int64
 
@@ -48,6 +49,7 @@ const (
 	leasing               // enforcing, with per-P caches of slots (lease.go)
 	dryRun
 	disabled
+	classed // with priority classes, enforcing or in a dry run (classes.go)
 )
 
 // enforced reports whether the limiter rejects calls above the limit.
@@ -69,6 +71,8 @@ func New(c Config) (*Limiter, error) {
 	switch {
 	case c.Disabled:
 		l.mode = disabled
+	case len(c.Classes) > 0:
+		l.mode, l.classes = classed, newClassSet(c.Classes, c.DryRun, len(l.stripes.s))
 	case c.DryRun:
 		l.mode = dryRun
 	case runtime.GOMAXPROCS(0) > 1:
@@ -112,6 +116,8 @@ func (l *Limiter) Acquire() (Permit, error) {
 		}
 	case disabled:
 		return Permit{}, nil // it measures nothing, so the permit needs no finishing
+	case classed:
+		return l.acquireClass(len(l.classes.names) - 1)
 	default:
 		n = l.takeUnenforced()
 	}
@@ -198,6 +204,10 @@ const untimed = math.MaxInt64
 // The slot is freed before the sample is added, so finishing a permit twice panics without
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
 func (l *Limiter) done(p Permit, err error, drop uint64) {
+	if l.mode == classed {
+		l.doneClass(p, err, drop)
+		return
+	}
 	if err != nil {
 		if !l.dropOn(p, err) {
 			l.ignore(p.counted)
@@ -246,7 +256,11 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 
 // cancel frees p's slot without a sample.
 func (l *Limiter) cancel(p Permit) {
-	l.free(p.counted)
+	if l.mode == classed {
+		l.freeClass(p.inFlight)
+	} else {
+		l.free(p.counted)
+	}
 	l.countCancelled()
 }
 
@@ -275,6 +289,9 @@ func (l *Limiter) Limit() int { return int(l.slots.limit.Load()) }
 func (l *Limiter) InFlight() int {
 	if l.mode == leasing && l.slots.lease.Load() > leaseOn {
 		return int(max(l.stripes.held(), 0)) // a cache may hold idle slots: see lease.go
+	}
+	if l.mode == classed {
+		return int(l.classes.inFlight())
 	}
 	return int(l.slots.taken.Load())
 }

@@ -84,8 +84,10 @@ var samples = map[string][]string{
 	"maxWait":          {"1s", "2s", "3s", "4s", "5s", "6s"},
 	"maxWaiters":       {"1", "2", "3", "4", "5", "6"},
 	"waitOrder":        {"lifo", "fifo", "lifo", "fifo", "lifo", "fifo"},
-	"enabled":          {"false", "true", "false", "true", "false", "true"},
-	"dryRun":           {"true", "false", "true", "false", "true", "false"},
+	"classes": {"a:0.5,b:0", "critical:0.3,standard:0.4,sheddable:0", "x:1", "a:0,b:0,c:0",
+		"high:0.25,low:0.75", "only:0.1"},
+	"enabled": {"false", "true", "false", "true", "false", "true"},
+	"dryRun":  {"true", "false", "true", "false", "true", "false"},
 }
 
 // For each key, set at each level with every level below it set too, the highest wins; with

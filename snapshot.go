@@ -50,6 +50,8 @@ type Snapshot struct {
 	Drops     uint64 // calls finished with a sample marked as a drop
 	Ignored   uint64 // calls finished with an error that DropOn ignores, or Finish(Ignore): no sample
 	Cancelled uint64 // permits cancelled: no sample
+
+	Classes []ClassSnapshot // each priority class of Config.Classes, in its order; nil without classes
 }
 
 // Snapshots returns the snapshots of limiters, in the order given: what an exporter of
@@ -76,7 +78,7 @@ func (l *Limiter) Snapshot() Snapshot {
 		MinLimit:  l.cfg.MinLimit,
 		MaxLimit:  l.cfg.MaxLimit,
 		Disabled:  l.mode == disabled,
-		DryRun:    l.mode == dryRun,
+		DryRun:    l.mode == dryRun || l.mode == classed && l.classes.dryRun,
 
 		Waiting:       int(l.wait.count.Load()),
 		WaitAbandoned: l.wait.abandoned.Load(),
@@ -89,6 +91,9 @@ func (l *Limiter) Snapshot() Snapshot {
 	s.Successes = l.published.successes.report(t.samples - min(t.drops, t.samples))
 	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load(&s.Decisions)
 	s.WindowLatency = s.Last.MeanLatency
+	if l.mode == classed {
+		s.Classes = l.classes.snapshots()
+	}
 	return s
 }
 

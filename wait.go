@@ -74,6 +74,9 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
+	if l.mode == classed {
+		return l.acquireClassContext(ctx)
+	}
 	if !l.enforced() || l.cfg.MaxWait == 0 {
 		return l.Acquire()
 	}
@@ -93,6 +96,9 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 // started returns the permit of a caller of AcquireContext that took a slot with n in
 // flight, itself included, counted as take says: its latency runs from now.
 func (l *Limiter) started(n int64, counted bool) Permit {
+	if l.mode == classed {
+		return l.startedClass(n)
+	}
 	p := Permit{l: l, start: untimed, inFlight: n, counted: counted}
 	if l.timed() {
 		p.start = l.nowHolding(counted)
@@ -102,10 +108,15 @@ func (l *Limiter) started(n int64, counted bool) Permit {
 
 // await queues the caller and waits until it is served, MaxWait passes or ctx is done.
 func (l *Limiter) await(ctx context.Context) (Permit, error) {
-	w := l.enqueue()
+	w := l.enqueue(&l.wait, 0)
 	if w == nil {
 		return l.reject()
 	}
+	return l.waitFor(ctx, w)
+}
+
+// waitFor waits until w is served, MaxWait passes or ctx is done.
+func (l *Limiter) waitFor(ctx context.Context, w *waiter) (Permit, error) {
 	select {
 	case <-w.ready: // served while queueing: no timer needed
 		return l.started(w.inFlight, w.counted), nil
@@ -126,8 +137,9 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 	}
 }
 
-// enqueue adds a waiter to the list and serves the list, since a slot may have been freed
-// while the caller was on its way here; it returns nil where the list is at its bound.
+// enqueue adds a waiter to list, the limiter's or a class's, and serves the lists, since a
+// slot may have been freed while the caller was on its way here; it returns nil where the
+// waiters are at their bound. A class's waiter carries its class in inFlight until served.
 //
 // A finishing call frees its slot and then reads the count; a caller here adds to the count
 // and then looks for a free slot. Atomics are sequentially consistent, so at least one of
@@ -135,7 +147,7 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 // A slot freed to a P's cache is seen too: the finishing call sets the cached flag after it
 // fills the cache, and whoever clears the flag empties every cache after it, giving the
 // slots to the shared count and then passing them on (take).
-func (l *Limiter) enqueue() *waiter {
+func (l *Limiter) enqueue(list *waitQueue, inFlight int64) *waiter {
 	q := &l.wait
 	bound := int64(l.cfg.MaxWaiters)
 	if bound == 0 {
@@ -146,14 +158,17 @@ func (l *Limiter) enqueue() *waiter {
 	if q.count.Load() >= bound {
 		return nil
 	}
-	w := &waiter{ready: make(chan struct{}, 1), prev: q.tail}
-	if q.tail != nil {
-		q.tail.next = w
+	w := &waiter{ready: make(chan struct{}, 1), prev: list.tail, inFlight: inFlight}
+	if list.tail != nil {
+		list.tail.next = w
 	} else {
-		q.head = w
+		list.head = w
 	}
-	q.tail = w
-	q.count.Add(1)
+	list.tail = w
+	list.count.Add(1)
+	if list != q {
+		q.count.Add(1)
+	}
 	l.serve()
 	return w
 }
@@ -174,6 +189,10 @@ func (l *Limiter) serveLocked() {
 
 // serve takes free slots for waiters, in the limiter's order, while both last. It holds mu.
 func (l *Limiter) serve() {
+	if l.mode == classed {
+		l.serveClasses()
+		return
+	}
 	q := &l.wait
 	for q.head != nil {
 		n, counted, _ := l.take() // slots it gave back to the shared count are this loop's to serve
@@ -197,13 +216,25 @@ func (l *Limiter) giveUp(w *waiter) {
 	q.mu.Lock()
 	served := w.served
 	if !served {
-		q.remove(w)
+		l.unqueue(w)
 	}
 	q.mu.Unlock()
 	q.abandoned.Add(1)
-	if served {
+	if l.mode == classed {
+		l.gaveUpClass(w, served)
+	} else if served {
 		l.free(w.counted)
 	}
+}
+
+// unqueue takes w off its list, the limiter's or its class's. It holds mu.
+func (l *Limiter) unqueue(w *waiter) {
+	if l.mode != classed {
+		l.wait.remove(w)
+		return
+	}
+	l.classes.queues[w.inFlight>>classShift].remove(w)
+	l.wait.count.Add(-1)
 }
 
 // remove takes w off the list. It holds mu.

@@ -80,6 +80,12 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 		{"server/classifier panics", true, func(*call) hostile {
 			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(panics)}}
 		}},
+		{"server/class classifier panics", true, func(*call) hostile {
+			return hostile{opts: []grpclimit.Option{grpclimit.WithClassFrom(func(context.Context, string) string { panic("class") })}}
+		}},
+		{"server/bypass panics", true, func(*call) hostile {
+			return hostile{opts: []grpclimit.Option{grpclimit.WithBypass(func(context.Context, string) bool { panic("bypass") })}}
+		}},
 		{"server/classifier returns garbage", true, func(*call) hostile {
 			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(garbage)}}
 		}},
@@ -129,6 +135,9 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 		}},
 		{"client/classifier panics", false, func(*call) hostile {
 			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(panics)}}
+		}},
+		{"client/bypass panics", false, func(*call) hostile {
+			return hostile{opts: []grpclimit.Option{grpclimit.WithBypass(func(context.Context, string) bool { panic("bypass") })}}
 		}},
 		{"client/classifier panics on an abandoned stream", false, func(*call) hostile {
 			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(panics)}, abandon: true}

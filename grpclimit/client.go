@@ -19,7 +19,11 @@ import (
 func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.UnaryClientInterceptor {
 	o := newOptions(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
-		p, err := l.Acquire()
+		if o.bypassed(ctx, method) {
+			return invoker(ctx, method, req, reply, cc, callOpts...)
+		}
+		ctx, class := o.sendClass(ctx)
+		p, err := l.AcquireClass(class)
 		if err != nil {
 			return rejected(err, o.code)
 		}
@@ -41,7 +45,11 @@ func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Unary
 func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.StreamClientInterceptor {
 	o := newOptions(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
-		p, err := l.Acquire()
+		if o.bypassed(ctx, method) {
+			return streamer(ctx, desc, cc, method, callOpts...)
+		}
+		ctx, class := o.sendClass(ctx)
+		p, err := l.AcquireClass(class)
 		if err != nil {
 			return nil, rejected(err, o.code)
 		}

@@ -9,4 +9,9 @@
 //
 // Each call that is admitted ends with an [adaptivelimit.Outcome] that the classifier (DefaultClassifier,
 // see WithClassifier) decides from its status. A stream holds its slot until it ends.
+//
+// With a limiter that has priority classes, the client interceptors send the context's class
+// in the x-criticality metadata (see WithClassMetadata), and WithClassFrom with
+// MetadataClass gives a server's calls their class. WithBypass keeps calls out of the limit:
+// by default, those of the gRPC health service (DefaultBypass).
 package grpclimit

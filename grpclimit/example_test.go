@@ -21,9 +21,11 @@ import (
 // hint at once.
 func ExampleUnaryServerInterceptor() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{Name: "health", InitialLimit: 1, MaxLimit: 1})
+	// The health service stands in for an application's here: by default it bypasses the limit.
+	noBypass := grpclimit.WithBypass(nil)
 	srv := grpc.NewServer(
-		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter)),
-		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter)),
+		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter, noBypass)),
+		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter, noBypass)),
 	)
 	healthpb.RegisterHealthServer(srv, health.NewServer())
 	lis, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -50,10 +52,12 @@ func ExampleUnaryServerInterceptor() {
 // Limit the calls to a dependency: a full limit fails the call without sending it.
 func ExampleUnaryClientInterceptor() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{Name: "inventory", InitialLimit: 1, MaxLimit: 1})
+	// The health service stands in for an application's here: by default it bypasses the limit.
+	noBypass := grpclimit.WithBypass(nil)
 	cc, _ := grpc.NewClient("passthrough:///inventory.internal:443", // never dialed here
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithChainUnaryInterceptor(grpclimit.UnaryClientInterceptor(limiter)),
-		grpc.WithChainStreamInterceptor(grpclimit.StreamClientInterceptor(limiter)),
+		grpc.WithChainUnaryInterceptor(grpclimit.UnaryClientInterceptor(limiter, noBypass)),
+		grpc.WithChainStreamInterceptor(grpclimit.StreamClientInterceptor(limiter, noBypass)),
 	)
 	defer cc.Close()
 

@@ -17,6 +17,7 @@ type options struct {
 	code     codes.Code
 	pushback time.Duration
 	classify func(err error) adaptivelimit.Outcome
+	classOptions
 }
 
 // WithRejectionCode sets the code of rejected calls: codes.ResourceExhausted by default.
@@ -43,7 +44,7 @@ func WithClassifier(f func(err error) adaptivelimit.Outcome) Option {
 }
 
 func newOptions(opts []Option) options {
-	o := options{code: codes.ResourceExhausted, pushback: time.Second, classify: DefaultClassifier}
+	o := options{code: codes.ResourceExhausted, pushback: time.Second, classify: DefaultClassifier, classOptions: defaultClassOptions()}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -20,8 +20,13 @@ const PushbackKey = "grpc-retry-pushback-ms"
 // recovery interceptor outside this one may).
 func UnaryServerInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.UnaryServerInterceptor {
 	s := newServer(l, opts)
-	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-		err = s.run(func(md metadata.MD) error { return grpc.SetTrailer(ctx, md) }, func() error {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		method := fullMethod(info)
+		if s.o.bypassed(ctx, method) {
+			return handler(ctx, req)
+		}
+		ctx, class := s.o.classOf(ctx, method)
+		err = s.run(class, func(md metadata.MD) error { return grpc.SetTrailer(ctx, md) }, func() error {
 			resp, err = handler(ctx, req)
 			return err
 		})
@@ -33,8 +38,12 @@ func UnaryServerInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Unary
 // stream holds its slot until the handler returns.
 func StreamServerInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.StreamServerInterceptor {
 	s := newServer(l, opts)
-	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		return s.run(func(md metadata.MD) error { ss.SetTrailer(md); return nil }, func() error {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if s.o.bypassedStream(ss, info) {
+			return handler(srv, ss)
+		}
+		ss, class := s.o.classOfStream(ss, info)
+		return s.run(class, func(md metadata.MD) error { ss.SetTrailer(md); return nil }, func() error {
 			return handler(srv, ss)
 		})
 	}
@@ -51,9 +60,9 @@ func newServer(l *adaptivelimit.Limiter, opts []Option) *server {
 	return &server{l: l, o: o, pushback: pushbackMillis(o.pushback)}
 }
 
-// run runs handler inside the limit, or rejects the call with the pushback trailer.
-func (s *server) run(setTrailer func(metadata.MD) error, handler func() error) error {
-	p, err := s.l.Acquire()
+// run runs handler inside the limit, for class, or rejects the call with the pushback trailer.
+func (s *server) run(class string, setTrailer func(metadata.MD) error, handler func() error) error {
+	p, err := s.l.AcquireClass(class)
 	if err != nil {
 		if s.pushback != "" {
 			_ = setTrailer(metadata.Pairs(PushbackKey, s.pushback))

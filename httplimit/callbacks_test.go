@@ -55,6 +55,16 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 				return adaptivelimit.Sample
 			}))
 		}},
+		{"middleware/class classifier panics", func(t *testing.T, l *adaptivelimit.Limiter) {
+			serveOnce(t, l, ok, nil, httplimit.WithClassifier(func(*http.Request) string { panic("class") }))
+		}},
+		{"middleware/bypass panics", func(t *testing.T, l *adaptivelimit.Limiter) {
+			serveOnce(t, l, ok, nil, httplimit.WithBypass(func(*http.Request) bool { panic("bypass") }))
+		}},
+		{"middleware/bypassed handler panics", func(t *testing.T, l *adaptivelimit.Limiter) {
+			serveOnce(t, l, func(http.ResponseWriter, *http.Request) { panic("handler") }, nil,
+				httplimit.WithBypass(func(*http.Request) bool { return true }))
+		}},
 
 		// Transport, to a loopback server or through a base of the test's own.
 		{"transport/base panics", func(t *testing.T, l *adaptivelimit.Limiter) {
@@ -74,6 +84,9 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 				b.block(r.Context())
 				return nil, r.Context().Err()
 			}), b)
+		}},
+		{"transport/bypass panics", func(t *testing.T, l *adaptivelimit.Limiter) {
+			callOnce(t, l, nil, nil, httplimit.WithBypass(func(*http.Request) bool { panic("bypass") }))
 		}},
 		{"transport/body read panics", func(t *testing.T, l *adaptivelimit.Limiter) {
 			callOnce(t, l, bodyOf(readerFunc(func([]byte) (int, error) { panic("read") })), nil)

@@ -9,4 +9,8 @@
 // Each call that is admitted ends with an [adaptivelimit.Outcome]: a latency sample of a
 // healthy call, a drop (the server is overloaded), or nothing (the call says nothing about
 // load). The classifiers decide it from the status code or the error; options replace them.
+//
+// With a limiter that has priority classes, [WithClassifier] (and [HeaderClass]) gives each
+// request its class, and [WithClassHeader] sends the context's class on; [WithBypass] keeps
+// health checks and the like out of the limit.
 package httplimit

@@ -52,3 +52,46 @@ func ExampleTransport() {
 	// true
 	// 0
 }
+
+// Priority classes from a request header, and a health check that bypasses the limit.
+func ExampleHeaderClass() {
+	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
+		Name: "api", InitialLimit: 2, MinLimit: 2, MaxLimit: 2,
+		Classes: []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "sheddable"}},
+	})
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		class, _ := adaptivelimit.ClassFromContext(r.Context())
+		fmt.Fprintln(w, "served as", class)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
+	srv := httptest.NewServer(httplimit.Middleware(limiter,
+		httplimit.WithClassifier(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"})),
+		httplimit.WithBypass(func(r *http.Request) bool { return r.URL.Path == "/healthz" }),
+	)(mux))
+	defer srv.Close()
+
+	batch, _ := limiter.Acquire() // a sheddable call holds the one shared slot
+	defer batch.Done(nil)
+	for _, path := range []string{"/", "/healthz"} {
+		for _, priority := range []string{"", "critical", "9999"} {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+			req.Header.Set("X-Priority", priority)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				fmt.Println(err)
+				return
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			fmt.Printf("%s %q: %d %s", path, priority, resp.StatusCode, body)
+		}
+	}
+	// Output:
+	// / "": 503 Service Unavailable
+	// / "critical": 200 served as critical
+	// / "9999": 503 Service Unavailable
+	// /healthz "": 200 ok
+	// /healthz "critical": 200 ok
+	// /healthz "9999": 200 ok
+}

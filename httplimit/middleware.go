@@ -27,7 +27,7 @@ func Middleware(l *adaptivelimit.Limiter, opts ...Option) func(http.Handler) htt
 		body:       []byte(http.StatusText(o.status) + "\n"),
 	}
 	return func(next http.Handler) http.Handler {
-		return &handler{l: l, next: next, classify: o.server, rejection: rejection}
+		return &handler{l: l, next: next, classify: o.server, rejection: rejection, classes: o.classOptions}
 	}
 }
 
@@ -36,10 +36,15 @@ type handler struct {
 	next      http.Handler
 	classify  func(r *http.Request, status int) adaptivelimit.Outcome
 	rejection rejection
+	classes   classOptions
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p, err := h.l.Acquire()
+	if h.classes.bypassed(r) {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	p, r, err := h.classes.acquire(h.l, r)
 	if err != nil {
 		h.rejection.write(w)
 		return

@@ -17,6 +17,7 @@ type options struct {
 	retryAfter time.Duration
 	server     func(r *http.Request, status int) adaptivelimit.Outcome
 	client     func(resp *http.Response, err error) adaptivelimit.Outcome
+	classOptions
 }
 
 // WithRejectionStatus sets the status of Middleware's rejections: 503 Service Unavailable

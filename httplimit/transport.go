@@ -28,17 +28,21 @@ func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...Option)
 		base = http.DefaultTransport
 	}
 	o := newOptions(opts)
-	return &transport{l: l, base: base, classify: o.client}
+	return &transport{l: l, base: base, classify: o.client, classes: o.classOptions}
 }
 
 type transport struct {
 	l        *adaptivelimit.Limiter
 	base     http.RoundTripper
 	classify func(resp *http.Response, err error) adaptivelimit.Outcome
+	classes  classOptions
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	p, err := t.l.Acquire()
+	if t.classes.bypassed(req) {
+		return t.base.RoundTrip(req)
+	}
+	p, req, err := t.classes.acquireClient(t.l, req)
 	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close() // a RoundTripper closes the request body, even on errors

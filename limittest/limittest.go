@@ -5,7 +5,8 @@
 // A Fixed limiter has a fixed limit on a ManualClock and closes its window after a single
 // call, so that after one call Classified tells whether the integration finished it as a
 // sample, a drop, or freed its slot without a sample. A DeadlineContext times out when the
-// test says so, without a timer. Orders runs known traffic, for tests of metrics.
+// test says so, without a timer. Orders runs known traffic, for tests of metrics; Classed
+// and ClassTraffic do the same for a limiter with priority classes.
 package limittest
 
 import (
@@ -102,4 +103,38 @@ func Orders(t testing.TB) *adaptivelimit.Limiter {
 	clock.Advance(time.Second)
 	a.Done(nil)
 	return l
+}
+
+// Classed returns a limiter of a fixed limit on a ManualClock with two priority classes:
+// critical, which reserves half of the limit, and batch, the lowest, which reserves none.
+func Classed(t testing.TB, name string, limit int) *adaptivelimit.Limiter {
+	t.Helper()
+	l, err := adaptivelimit.New(adaptivelimit.Config{
+		Name: name, InitialLimit: limit, MinLimit: limit, MaxLimit: limit, Clock: adaptivelimit.NewManualClock(),
+		Classes: []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "batch"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// ClassTraffic runs known traffic on a Classed limiter: one critical call and as many batch
+// calls as the shared slots hold, which stay in flight until the test ends, and one batch
+// call rejected.
+func ClassTraffic(t testing.TB, l *adaptivelimit.Limiter) {
+	t.Helper()
+	held := []adaptivelimit.Permit{}
+	p, err := l.AcquireClass("critical")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ; err == nil; p, err = l.AcquireClass("batch") {
+		held = append(held, p)
+	}
+	t.Cleanup(func() {
+		for i := range held {
+			held[i].Done(nil)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -122,4 +123,23 @@ func TestPanickingError(t *testing.T) {
 		}
 	}()
 	adaptivelimit.DefaultDropOn(err)
+}
+
+// ClassTraffic leaves a Classed limiter with known counts, and frees its slots when the test
+// ends.
+func TestClassTraffic(t *testing.T) {
+	l := limittest.Classed(t, "api", 10)
+	t.Run("traffic", func(t *testing.T) {
+		limittest.ClassTraffic(t, l)
+		s := l.Snapshot()
+		if got, want := s.Classes, []adaptivelimit.ClassSnapshot{
+			{Name: "critical", Reserved: 5, InFlight: 1},
+			{Name: "batch", Reserved: 0, InFlight: 5, Rejected: 1},
+		}; !slices.Equal(got, want) {
+			t.Fatalf("classes %+v, want %+v", got, want)
+		}
+	})
+	if n := l.InFlight(); n != 0 {
+		t.Fatalf("%d calls in flight after the test", n)
+	}
 }

@@ -149,10 +149,14 @@ func register(mp metric.MeterProvider, source func() []adaptivelimit.Snapshot) (
 	if err != nil {
 		return nil, err
 	}
-	return m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		for _, s := range source() {
 			in.observe(o, s)
 		}
 		return nil
 	}, in.all()...)
+	if err != nil {
+		return nil, err
+	}
+	return registerClasses(m, source, reg)
 }

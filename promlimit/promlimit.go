@@ -85,6 +85,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range descs {
 		ch <- d
 	}
+	describeClasses(ch)
 }
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -125,5 +126,6 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(dryRunDesc, wouldReject, s.Name)
 		gauge(minLimitDesc, float64(s.MinLimit), s.Name)
 		gauge(maxLimitDesc, float64(s.MaxLimit), s.Name)
+		collectClasses(ch, &s)
 	}
 }

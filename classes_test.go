@@ -1,0 +1,541 @@
+package adaptivelimit
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// threeClasses under a limit of 10 reserve 3 slots for critical and 4 for standard; 3 are
+// shared, and sheddable reserves none.
+var threeClasses = []Class{{"critical", 0.3}, {"standard", 0.4}, {"sheddable", 0}}
+
+func newClassed(t *testing.T, limit int, classes []Class) *Limiter {
+	t.Helper()
+	l, err := New(Config{Classes: classes, InitialLimit: limit, MinLimit: limit, MaxLimit: limit, Clock: NewManualClock()})
+	require.NoError(t, err)
+	return l
+}
+
+// takeAll acquires for class until a call is rejected, and returns the permits.
+func takeAll(t *testing.T, l *Limiter, class string) []Permit {
+	t.Helper()
+	var permits []Permit
+	for {
+		p, err := l.AcquireClass(class)
+		if err != nil {
+			require.ErrorIs(t, err, ErrLimitExceeded)
+			return permits
+		}
+		permits = append(permits, p)
+		require.LessOrEqual(t, len(permits), l.Limit(), "more permits than the limit")
+	}
+}
+
+func finishAll(permits []Permit) {
+	for i := range permits {
+		permits[i].Done(nil)
+	}
+}
+
+func TestClassReserves(t *testing.T) {
+	for _, tc := range []struct {
+		limit   int
+		classes []Class
+		want    []int // reserved, by class
+	}{
+		{10, threeClasses, []int{3, 4, 0}},
+		{7, threeClasses, []int{2, 2, 0}},                                 // floor(2.1), floor(2.8)
+		{1, threeClasses, []int{0, 0, 0}},                                 // a 0 reserve gets no slot
+		{10, []Class{{"a", 0.3}, {"b", 0.4}, {"c", 0.3}}, []int{3, 4, 3}}, // adding up to 1
+		{3, []Class{{"a", 0.5}, {"b", 0.5}}, []int{1, 1}},
+		{5, []Class{{"all", 1}}, []int{5}},
+	} {
+		l := newClassed(t, tc.limit, tc.classes)
+		snap := l.Snapshot()
+		require.Len(t, snap.Classes, len(tc.classes))
+		shared := tc.limit
+		for i, c := range snap.Classes {
+			require.Equal(t, tc.classes[i].Name, c.Name)
+			require.Equal(t, tc.want[i], c.Reserved, "%v at %d: %s", tc.classes, tc.limit, c.Name)
+			shared -= c.Reserved
+		}
+		require.Equal(t, int64(shared), l.classes.pools[len(l.classes.names)].n.Load(), "the shared pool is the rest")
+	}
+}
+
+// What each class may take: its reserve, the shared pool, and the idle reserves below it,
+// never a higher class's, with the limit a hard total.
+func TestClassTakeOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		holds []string // classes that take every slot they can, in order
+		want  []int    // how many each got
+	}{
+		{"sheddable alone: the shared pool", []string{"sheddable"}, []int{3}},
+		{"standard alone: its reserve and the shared pool", []string{"standard"}, []int{7}},
+		{"critical alone: everything below it too", []string{"critical"}, []int{10}},
+		{"unknown is the lowest class", []string{"nosuch"}, []int{3}},
+		{"empty name is the lowest class", []string{""}, []int{3}},
+		{"sheddable first keeps both reserves", []string{"sheddable", "standard", "critical"}, []int{3, 4, 3}},
+		{"standard first keeps critical's reserve", []string{"standard", "critical", "sheddable"}, []int{7, 3, 0}},
+		{"critical first leaves nothing", []string{"critical", "standard", "sheddable"}, []int{10, 0, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := newClassed(t, 10, threeClasses)
+			var all []Permit
+			for i, class := range tc.holds {
+				got := takeAll(t, l, class)
+				require.Len(t, got, tc.want[i], class)
+				all = append(all, got...)
+			}
+			require.Equal(t, len(all), l.InFlight())
+			finishAll(all)
+			require.Zero(t, l.InFlight())
+			requireClassesIdle(t, l)
+		})
+	}
+}
+
+// requireClassesIdle checks that with no call in flight every pool holds its share again.
+func requireClassesIdle(t *testing.T, l *Limiter) {
+	t.Helper()
+	cs := l.classes
+	var total int64
+	for i := range cs.held {
+		require.Zero(t, cs.holds(i), "class %s in flight", cs.names[i])
+	}
+	require.Zero(t, cs.short.n.Load(), "short pools")
+	for p := range cs.pools {
+		require.Equal(t, cs.shares[p], cs.pools[p].n.Load(), "pool %d", p)
+		total += cs.pools[p].n.Load()
+	}
+	require.Equal(t, int64(l.Limit()), total, "the pools add up to the limit")
+}
+
+// A slot lent to a higher class goes back to its class as soon as the borrower finishes.
+func TestClassLentSlotComesBack(t *testing.T) {
+	l := newClassed(t, 10, threeClasses)
+	critical := takeAll(t, l, "critical") // 3 of its own, 3 shared, 4 of standard's
+	require.Len(t, critical, 10)
+	_, err := l.AcquireClass("standard")
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	critical[9].Done(nil) // borrowed from standard's reserve
+	_, err = l.AcquireClass("sheddable")
+	require.ErrorIs(t, err, ErrLimitExceeded, "the slot is standard's, not shared")
+	s, err := l.AcquireClass("standard")
+	require.NoError(t, err)
+	critical[0].Done(nil) // critical's own
+	_, err = l.AcquireClass("standard")
+	require.ErrorIs(t, err, ErrLimitExceeded, "standard never takes critical's reserve")
+	c, err := l.AcquireClass("critical")
+	require.NoError(t, err)
+	critical[4].Cancel() // shared
+	sh, err := l.AcquireClass("sheddable")
+	require.NoError(t, err)
+
+	snap := l.Snapshot()
+	require.Equal(t, []ClassSnapshot{
+		{Name: "critical", Reserved: 3, InFlight: 8, Rejected: 1}, // takeAll's last call
+		{Name: "standard", Reserved: 4, InFlight: 1, Rejected: 2},
+		{Name: "sheddable", Reserved: 0, InFlight: 1, Rejected: 1},
+	}, snap.Classes)
+	require.Equal(t, 10, snap.InFlight)
+	require.Equal(t, uint64(4), snap.Rejected)
+	finishAll(critical[1:4])
+	finishAll(critical[5:9])
+	c.Done(nil)
+	s.Done(nil)
+	sh.Done(nil)
+	requireClassesIdle(t, l)
+}
+
+// Acquire is the lowest class; AcquireContext and Do use the context's class.
+func TestClassEntryPoints(t *testing.T) {
+	l := newClassed(t, 10, threeClasses)
+	ctx := WithClass(context.Background(), "critical")
+	name, ok := ClassFromContext(ctx)
+	require.True(t, ok)
+	require.Equal(t, "critical", name)
+	_, ok = ClassFromContext(context.Background())
+	require.False(t, ok)
+
+	plain := acquireN(t, l, 3)
+	_, err := l.Acquire()
+	require.ErrorIs(t, err, ErrLimitExceeded, "Acquire is the lowest class: the shared pool only")
+	_, err = l.AcquireContext(context.Background())
+	require.ErrorIs(t, err, ErrLimitExceeded, "no class in the context: the lowest")
+	_, err = l.AcquireContext(WithClass(context.Background(), "bogus"))
+	require.ErrorIs(t, err, ErrLimitExceeded, "an unknown class: the lowest")
+	p, err := l.AcquireContext(ctx)
+	require.NoError(t, err)
+	v, err := Do(WithClass(context.Background(), "standard"), l, func(context.Context) (int, error) {
+		require.Equal(t, 1, l.Snapshot().Classes[1].InFlight)
+		return 7, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 7, v)
+	require.Equal(t, []int{1, 0, 3}, classInFlight(l))
+	p.Done(nil)
+	finishAll(plain)
+	requireClassesIdle(t, l)
+
+	// A limiter without classes ignores them.
+	plainLimiter, err := New(Config{InitialLimit: 1})
+	require.NoError(t, err)
+	q, err := plainLimiter.AcquireClass("critical")
+	require.NoError(t, err)
+	_, err = plainLimiter.AcquireContext(ctx)
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	q.Done(nil)
+	require.Nil(t, plainLimiter.Snapshot().Classes)
+}
+
+func classInFlight(l *Limiter) []int {
+	var n []int
+	for _, c := range l.Snapshot().Classes {
+		n = append(n, c.InFlight)
+	}
+	return n
+}
+
+func TestClassFinishing(t *testing.T) {
+	l := newClassed(t, 10, threeClasses)
+	p, err := l.AcquireClass("critical")
+	require.NoError(t, err)
+	q := p
+	p.Done(nil)
+	p.Done(nil) // cleared: nothing
+	require.Panics(t, func() { q.Done(nil) }, "a copy finished twice")
+	requireClassesIdle(t, l)
+
+	p, _ = l.AcquireClass("standard")
+	p.Finish(Drop)
+	p, _ = l.AcquireClass("standard")
+	p.Finish(Ignore)
+	p, _ = l.AcquireClass("standard")
+	p.Done(errors.New("not about load"))
+	requireClassesIdle(t, l)
+	snap := l.Snapshot()
+	require.Equal(t, [4]uint64{1, 1, 2, 0}, [4]uint64{snap.Successes, snap.Drops, snap.Ignored, snap.Cancelled})
+	p, _ = l.AcquireClass("standard")
+	p.Cancel()
+	require.Equal(t, uint64(1), l.Snapshot().Cancelled)
+
+	// A DropOn or a Clock that panics frees the slot, and the panic goes on.
+	boom, err := New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10,
+		DropOn: func(error) bool { panic("dropOn") }})
+	require.NoError(t, err)
+	p, _ = boom.AcquireClass("critical")
+	require.PanicsWithValue(t, "dropOn", func() { p.Done(errors.New("x")) })
+	requireClassesIdle(t, boom)
+	clock := &panickyClock{}
+	boom, err = New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10, Clock: clock})
+	require.NoError(t, err)
+	clock.panics = true
+	require.PanicsWithValue(t, "clock", func() { _, _ = boom.AcquireClass("critical") })
+	requireClassesIdle(t, boom)
+	clock.panics = false
+	p, _ = boom.AcquireClass("critical")
+	clock.panics = true
+	require.PanicsWithValue(t, "clock", func() { p.Done(nil) })
+	requireClassesIdle(t, boom)
+}
+
+type panickyClock struct{ panics bool }
+
+func (c *panickyClock) Nanotime() int64 {
+	if c.panics {
+		panic("clock")
+	}
+	return 1
+}
+
+// When the limit moves, the reserves follow it; below what calls hold, no call is admitted
+// until they are back under it, and every pool has its share again once its calls finish.
+func TestClassLimitMoves(t *testing.T) {
+	l := newClassed(t, 10, threeClasses)
+	shed := takeAll(t, l, "sheddable") // 3 shared
+	std := takeAll(t, l, "standard")   // 4 of its own
+	require.Len(t, shed, 3)
+	require.Len(t, std, 4)
+
+	l.setLimit(20) // reserves 6 and 8, 6 shared
+	require.Equal(t, []int{6, 8, 0}, classReserved(l))
+	more := takeAll(t, l, "sheddable")
+	require.Len(t, more, 3, "6 shared, 3 held")
+	finishAll(more)
+
+	l.setLimit(5) // reserves 1 and 2, 2 shared: 7 held
+	require.Equal(t, []int{1, 2, 0}, classReserved(l))
+	for _, class := range []string{"critical", "standard", "sheddable"} {
+		_, err := l.AcquireClass(class)
+		require.ErrorIs(t, err, ErrLimitExceeded, "%s: 7 held under a limit of 5", class)
+	}
+	finishAll(std[:2]) // 5 held, standard's reserve no longer short
+	_, err := l.AcquireClass("critical")
+	require.ErrorIs(t, err, ErrLimitExceeded, "5 held under a limit of 5")
+	finishAll(std[2:3]) // 4 held
+	crit := takeAll(t, l, "critical")
+	require.Len(t, crit, 1, "back under the limit by one, from its own reserve")
+	require.Equal(t, 5, l.InFlight())
+	finishAll(shed) // the shared pool is no longer short
+	require.Len(t, takeAll(t, l, "standard"), 3, "its reserve's free slot and the 2 shared, up to the limit")
+	_, err = l.AcquireClass("critical")
+	require.ErrorIs(t, err, ErrLimitExceeded)
+}
+
+// A reserve stays its class's when the limit falls below what a lower class holds: only
+// the pool that holds too much waits for its calls.
+func TestClassReserveSurvivesALowerLimit(t *testing.T) {
+	l := newClassed(t, 20, threeClasses) // reserves 6 and 8, 6 shared
+	shed := takeAll(t, l, "sheddable")
+	require.Len(t, shed, 6)
+	l.setLimit(10) // reserves 3 and 4, 3 shared: the shared pool is 3 short
+	crit := takeAll(t, l, "critical")
+	require.Len(t, crit, 4, "its reserve and one of standard's, up to the limit")
+	finishAll(shed[:3]) // the shared pool is back to 0 free
+	_, err := l.AcquireClass("sheddable")
+	require.ErrorIs(t, err, ErrLimitExceeded, "standard's free reserve is not sheddable's")
+	std := takeAll(t, l, "standard")
+	require.Len(t, std, 3)
+	finishAll(std)
+	finishAll(shed[3:])
+	finishAll(crit)
+	requireClassesIdle(t, l)
+}
+
+func classReserved(l *Limiter) []int {
+	var n []int
+	for _, c := range l.Snapshot().Classes {
+		n = append(n, c.Reserved)
+	}
+	return n
+}
+
+// With MaxWait, a freed slot goes to the waiters of the highest class first, from a pool
+// their class may use.
+func TestClassWaiters(t *testing.T) {
+	l, err := New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10, MaxWait: time.Minute})
+	require.NoError(t, err)
+	critical := takeAll(t, l, "critical")
+	ctx := context.Background()
+	got := make(chan string, 3)
+	wait := func(class string) {
+		go func() {
+			p, err := l.AcquireContext(WithClass(ctx, class))
+			if err != nil {
+				got <- "error: " + err.Error()
+				return
+			}
+			got <- class
+			defer p.Done(nil)
+			<-ctx.Done()
+		}()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wait("sheddable")
+	waitFor(t, func() bool { return l.Snapshot().Waiting == 1 })
+	wait("standard")
+	waitFor(t, func() bool { return l.Snapshot().Waiting == 2 })
+	wait("critical")
+	waitFor(t, func() bool { return l.Snapshot().Waiting == 3 })
+
+	critical[0].Done(nil) // critical's reserve: only a critical waiter may take it
+	require.Equal(t, "critical", <-got)
+	critical[9].Done(nil) // standard's reserve: the sheddable waiter may not take it
+	require.Equal(t, "standard", <-got)
+	critical[5].Done(nil) // shared
+	require.Equal(t, "sheddable", <-got)
+	require.Zero(t, l.Snapshot().Waiting)
+
+	// A waiter that gives up is rejected in its class.
+	short, err := New(Config{Classes: threeClasses, InitialLimit: 1, MaxLimit: 1, MaxWait: time.Millisecond})
+	require.NoError(t, err)
+	p, err := short.AcquireClass("critical")
+	require.NoError(t, err)
+	_, err = short.AcquireContext(WithClass(ctx, "critical"))
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	require.Equal(t, uint64(1), short.Snapshot().Classes[0].Rejected)
+	require.Equal(t, uint64(1), short.Snapshot().WaitAbandoned)
+	p.Done(nil)
+	requireClassesIdle(t, short)
+
+	// One waiter more than MaxWaiters is rejected at once, in its class.
+	bounded, err := New(Config{Classes: threeClasses, InitialLimit: 1, MaxLimit: 1, MaxWait: time.Minute, MaxWaiters: 1})
+	require.NoError(t, err)
+	p, err = bounded.AcquireClass("critical")
+	require.NoError(t, err)
+	waiting, stop := context.WithCancel(ctx)
+	done := make(chan error)
+	go func() {
+		_, err := bounded.AcquireContext(WithClass(waiting, "critical"))
+		done <- err
+	}()
+	waitFor(t, func() bool { return bounded.Snapshot().Waiting == 1 })
+	_, err = bounded.AcquireContext(WithClass(ctx, "standard"))
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	require.Equal(t, uint64(1), bounded.Snapshot().Classes[1].Rejected)
+	stop()
+	require.ErrorIs(t, <-done, context.Canceled)
+	p.Done(nil)
+	requireClassesIdle(t, bounded)
+	cancel()
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, time.Millisecond)
+}
+
+// A dry run admits every call and counts, per class, the calls it would have rejected; a
+// disabled limiter measures nothing.
+func TestClassDryRunAndDisabled(t *testing.T) {
+	l, err := New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10, DryRun: true})
+	require.NoError(t, err)
+	shed := acquireN(t, l, 5)
+	std := make([]Permit, 0, 8)
+	for range 8 {
+		p, err := l.AcquireClass("standard")
+		require.NoError(t, err)
+		std = append(std, p)
+	}
+	snap := l.Snapshot()
+	require.True(t, snap.DryRun)
+	require.Equal(t, 13, snap.InFlight)
+	require.Equal(t, uint64(2), snap.Classes[2].Rejected, "3 shared")
+	require.Equal(t, uint64(4), snap.Classes[1].Rejected, "4 of its own")
+	require.Equal(t, uint64(6), snap.Rejected)
+	finishAll(shed)
+	finishAll(std)
+	requireClassesIdle(t, l)
+
+	off, err := New(Config{Classes: threeClasses, Disabled: true})
+	require.NoError(t, err)
+	p, err := off.AcquireClass("critical")
+	require.NoError(t, err)
+	p.Done(nil)
+	require.True(t, off.Snapshot().Disabled)
+}
+
+func TestClassConfigErrors(t *testing.T) {
+	nine := make([]Class, 9)
+	for i := range nine {
+		nine[i].Name = string(rune('a' + i))
+	}
+	for _, tc := range []struct {
+		classes []Class
+		rule    string
+	}{
+		{[]Class{{"a", 0.6}, {"b", 0.5}}, "add up to 1.1"},
+		{[]Class{{"a", -0.1}}, `class "a": reserve -0.1 must lie in [0, 1]`},
+		{[]Class{{"a", math.NaN()}}, "reserve NaN must lie in [0, 1]"},
+		{[]Class{{"a", math.Inf(1)}}, "must lie in [0, 1]"},
+		{[]Class{{"a", 1.5}}, "must lie in [0, 1]"},
+		{[]Class{{"a", 0}, {"a", 0}}, `class "a" is named twice`},
+		{[]Class{{"a", 0}, {"", 0}}, "class 2 has no name"},
+		{nine, "at most 8 classes"},
+	} {
+		_, err := New(Config{Name: "api", Classes: tc.classes})
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce, "%v", tc.classes)
+		require.Equal(t, CodeInvalidTuning, ce.Code())
+		require.ErrorIs(t, err, ErrInvalidTuning)
+		require.Equal(t, "classes", ce.Key)
+		require.Equal(t, formatClasses(tc.classes), ce.Value)
+		require.Contains(t, ce.Rule, tc.rule)
+		require.True(t, strings.HasPrefix(err.Error(), `R4C-REG-001: adaptive limit "api": classes = `), err.Error())
+	}
+	for _, ok := range [][]Class{nil, {}, {{"a", 0.3}, {"b", 0.4}, {"c", 0.3}}, {{"a", 1}}, nine[:8]} {
+		_, err := New(Config{Classes: ok})
+		require.NoError(t, err, "%v", ok)
+	}
+}
+
+// The classes key, through a registry and .properties.
+func TestClassesKey(t *testing.T) {
+	props, err := ParseProperties(strings.NewReader(
+		"instances.api.adaptiveLimit.classes=critical:0.3, standard:0.4 ,sheddable:0\n" +
+			"instances.api.adaptiveLimit.maxLimit=10\ninstances.api.adaptiveLimit.initialLimit=10\n"))
+	require.NoError(t, err)
+	r, err := NewRegistry(RegistryConfig{Properties: props})
+	require.NoError(t, err)
+	l, err := r.Limiter("api", Site{})
+	require.NoError(t, err)
+	require.Equal(t, threeClasses, l.cfg.Classes)
+	require.Equal(t, []int{3, 4, 0}, classReserved(l))
+	same, err := r.Limiter("api", Site{Attrs: Config{Classes: threeClasses}})
+	require.NoError(t, err, "equal classes are the same configuration")
+	require.Same(t, l, same)
+	r, err = NewRegistry(RegistryConfig{})
+	require.NoError(t, err)
+	_, err = r.Limiter("a", Site{Name: "shared", Attrs: Config{Classes: threeClasses}})
+	require.NoError(t, err)
+	_, err = r.Limiter("b", Site{Name: "shared", Attrs: Config{Classes: threeClasses[:2]}})
+	require.ErrorIs(t, err, ErrConfigConflict)
+	require.ErrorContains(t, err, "classes = critical:0.3,standard:0.4: ")
+
+	for _, tc := range []struct{ text, rule string }{
+		{"critical", "must be name:reserve pairs"},
+		{"critical:lots", "must be name:reserve pairs"},
+		{"a:0.6,b:0.6", "add up to 1.2"},
+		{"a:0,a:0", "named twice"},
+		{":0.5", "has no name"},
+	} {
+		props, err := ParseProperties(strings.NewReader("x=1\n\ninstances.api.adaptiveLimit.classes=" + tc.text + "\n"))
+		require.NoError(t, err)
+		_, err = NewRegistry(RegistryConfig{Properties: props})
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce, tc.text)
+		require.Equal(t, "instances.api.adaptiveLimit.classes", ce.Key)
+		require.Equal(t, tc.text, ce.Value)
+		require.Equal(t, 3, ce.Line)
+		require.Contains(t, ce.Rule, tc.rule)
+		require.Equal(t, CodeInvalidTuning, ce.Code())
+	}
+	var c Config
+	rule, _, _ := keyNamed("classes").set(&c, "none")
+	require.Empty(t, rule)
+	require.Nil(t, c.Classes)
+}
+
+// The caller's slice may change after New: the limiter keeps its own.
+func TestClassesCopied(t *testing.T) {
+	classes := []Class{{"a", 0.5}, {"b", 0}}
+	l := newClassed(t, 10, classes)
+	classes[0].Name = "changed"
+	require.Equal(t, "a", l.cfg.Classes[0].Name)
+	require.Equal(t, "a", l.Snapshot().Classes[0].Name)
+}
+
+func TestClassNoAllocations(t *testing.T) {
+	for _, clock := range []Clock{TickClock(), NanotimeClock(), TimeClock()} {
+		l, err := New(Config{Classes: threeClasses, Clock: clock, InitialLimit: 1000, MaxLimit: 1000})
+		require.NoError(t, err)
+		ctx := WithClass(context.Background(), "standard")
+		require.Zero(t, testing.AllocsPerRun(1000, func() {
+			p, _ := l.AcquireClass("critical")
+			p.Done(nil)
+			p, _ = l.Acquire()
+			p.Cancel()
+			p, _ = l.AcquireContext(ctx)
+			p.Done(nil)
+		}), "admit + finish")
+		full := newClassed(t, 1, threeClasses)
+		_, err = full.AcquireClass("critical")
+		require.NoError(t, err)
+		require.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = full.AcquireClass("critical") }), "reject")
+	}
+	l, clock := newManual(t, Config{Classes: threeClasses, MinWindowSamples: 1, Window: time.Millisecond})
+	require.Zero(t, testing.AllocsPerRun(1000, func() {
+		p, _ := l.AcquireClass("sheddable")
+		clock.Advance(time.Millisecond)
+		p.Done(nil)
+	}), "a call that closes a window")
+}
