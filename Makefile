@@ -1,5 +1,5 @@
-# adaptivelimit: make test runs everything CI runs, on a fresh machine too (see Development in
-# README.md). .ci/run calls it with REQUIRE_ARM64=1, so that a missing qemu fails CI instead of
+# adaptivelimit: make test runs everything CI runs, on a fresh machine too (see
+# CONTRIBUTING.md). .ci/run calls it with REQUIRE_ARM64=1, so that a missing qemu fails CI instead of
 # skipping the arm64 leg.
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -ec
