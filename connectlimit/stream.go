@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"sync/atomic"
 
 	"connectrpc.com/connect"
 
@@ -31,19 +30,15 @@ func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conn
 		}()
 		conn := next(ctx, spec)
 		finished = true
-		s := &clientConn{StreamingClientConn: conn, p: p, classify: i.o.classify, oneReply: spec.StreamType == connect.StreamTypeClient}
-		s.stop = context.AfterFunc(ctx, func() { s.finishDone(ctx) })
-		return s
+		return &clientConn{StreamingClientConn: conn, p: adaptivelimit.NewStreamPermit(ctx, p, i.o.classify),
+			oneReply: spec.StreamType == connect.StreamTypeClient}
 	}
 }
 
 type clientConn struct {
 	connect.StreamingClientConn
-	p        adaptivelimit.Permit
-	classify func(error) adaptivelimit.Outcome
-	oneReply bool        // the server sends one message, after which the stream is over
-	stop     func() bool // stops the finish when the context is done
-	finished atomic.Bool
+	p        *adaptivelimit.StreamPermit
+	oneReply bool // the server sends one message, after which the stream is over
 }
 
 func (s *clientConn) Receive(m any) error {
@@ -71,41 +66,12 @@ func (s *clientConn) Send(m any) error {
 // without a sample: that says nothing about the dependency.
 func (s *clientConn) CloseResponse() error {
 	err := s.StreamingClientConn.CloseResponse()
-	s.stop()
-	if s.finished.CompareAndSwap(false, true) {
-		s.p.Cancel()
-	}
+	s.p.Cancel()
 	return err
 }
 
 // end finishes the stream before its context is done.
-func (s *clientConn) end(err error) {
-	s.stop()
-	s.finish(err)
-}
-
-// finishDone finishes the stream whose context is done, on the goroutine that
-// context.AfterFunc started, where nothing could recover a panic: a classifier (or the
-// limiter's Clock) that panics there has freed the slot without a sample, and its panic is
-// dropped, so that the process lives.
-func (s *clientConn) finishDone(ctx context.Context) {
-	defer func() { _ = recover() }()
-	s.finish(ctx.Err())
-}
-
-// finish finishes the stream once: a nil err, a stream that ended well, is a sample; any
-// other is classified. A classifier that panics frees the slot without a sample.
-func (s *clientConn) finish(err error) {
-	if !s.finished.CompareAndSwap(false, true) {
-		return
-	}
-	defer s.p.Cancel() // the classifier panicked: Finish has not cleared p
-	if err == nil {
-		s.p.Finish(adaptivelimit.Sample)
-		return
-	}
-	s.p.Finish(s.classify(err))
-}
+func (s *clientConn) end(err error) { s.p.End(err) }
 
 // rejectedConn is the stream of a call that the limiter rejected: it is never sent, and
 // every Send and Receive fails with the rejection.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"sync/atomic"
 
 	"google.golang.org/grpc"
 
@@ -62,20 +61,16 @@ func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Stre
 		if cs == nil {
 			return nil, nil // a streamer that broke its contract: nothing to wrap
 		}
-		s := &clientStream{ClientStream: cs, classify: o.classify, oneReply: !desc.ServerStreams}
-		s.p, p = p, adaptivelimit.Permit{} // the stream finishes it
-		s.stop = context.AfterFunc(ctx, func() { s.finishDone(ctx) })
+		s := &clientStream{ClientStream: cs, oneReply: !desc.ServerStreams}
+		s.p, p = adaptivelimit.NewStreamPermit(ctx, p, o.classify), adaptivelimit.Permit{} // the stream finishes it
 		return s, nil
 	}
 }
 
 type clientStream struct {
 	grpc.ClientStream
-	p        adaptivelimit.Permit
-	classify func(error) adaptivelimit.Outcome
-	oneReply bool        // the server sends one message, after which the stream is over
-	stop     func() bool // stops the finish when the context is done
-	finished atomic.Bool
+	p        *adaptivelimit.StreamPermit
+	oneReply bool // the server sends one message, after which the stream is over
 }
 
 func (s *clientStream) RecvMsg(m any) error {
@@ -100,30 +95,4 @@ func (s *clientStream) SendMsg(m any) error {
 }
 
 // end finishes the stream before its context is done.
-func (s *clientStream) end(err error) {
-	s.stop()
-	s.finish(err)
-}
-
-// finishDone finishes the stream whose context is done, on the goroutine that
-// context.AfterFunc started, where nothing could recover a panic: a classifier (or the
-// limiter's Clock) that panics there has freed the slot without a sample, and its panic is
-// dropped, so that the process lives.
-func (s *clientStream) finishDone(ctx context.Context) {
-	defer func() { _ = recover() }()
-	s.finish(ctx.Err())
-}
-
-// finish finishes the stream once: a nil err, a stream that ended well, is a sample; any
-// other is classified. A classifier that panics frees the slot without a sample.
-func (s *clientStream) finish(err error) {
-	if !s.finished.CompareAndSwap(false, true) {
-		return
-	}
-	defer s.p.Cancel() // the classifier panicked: Finish has not cleared p
-	if err == nil {
-		s.p.Finish(adaptivelimit.Sample)
-		return
-	}
-	s.p.Finish(s.classify(err))
-}
+func (s *clientStream) end(err error) { s.p.End(err) }

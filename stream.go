@@ -1,0 +1,59 @@
+package adaptivelimit
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// StreamPermit holds the slot of a stream until the stream ends. Several goroutines can see
+// the end of one stream (a receive that returns its status, a send that fails, the stream's
+// context ending): the first to call End or Cancel finishes the permit, and the others do
+// nothing. The integrations of streaming RPCs (grpclimit, connectlimit) build on it.
+type StreamPermit struct {
+	p        Permit
+	classify func(error) Outcome
+	stop     func() bool // stops the finish when ctx is done
+	finished atomic.Bool
+}
+
+// NewStreamPermit takes over p, which the caller no longer finishes, for a stream whose
+// context is ctx. End(nil) is a sample, End(err) what classify says of err. If ctx is done
+// before the stream ends, the permit is finished with ctx.Err() on the goroutine that
+// context.AfterFunc starts: nothing could recover a panic there, so a classify (or a Clock)
+// that panics frees the slot without a sample, and its panic is dropped rather than let it
+// end the process.
+func NewStreamPermit(ctx context.Context, p Permit, classify func(error) Outcome) *StreamPermit {
+	s := &StreamPermit{p: p, classify: classify}
+	s.stop = context.AfterFunc(ctx, func() {
+		defer func() { _ = recover() }()
+		s.finish(ctx.Err())
+	})
+	return s
+}
+
+// End finishes the stream with its outcome: nil for a stream that ended well, else its
+// error. A classify that panics frees the slot without a sample, and the panic goes on.
+func (s *StreamPermit) End(err error) {
+	s.stop()
+	s.finish(err)
+}
+
+// Cancel frees the slot without a sample, where the caller gave the stream up before its end.
+func (s *StreamPermit) Cancel() {
+	s.stop()
+	if s.finished.CompareAndSwap(false, true) {
+		s.p.Cancel()
+	}
+}
+
+func (s *StreamPermit) finish(err error) {
+	if !s.finished.CompareAndSwap(false, true) {
+		return
+	}
+	defer s.p.Cancel() // classify panicked: Finish has not cleared p
+	if err == nil {
+		s.p.Finish(Sample)
+		return
+	}
+	s.p.Finish(s.classify(err))
+}
