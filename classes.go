@@ -196,15 +196,14 @@ func (cs *classSet) underLimit() bool {
 	return free > 0
 }
 
-// rejected counts a rejected call of class c in the stripe that a hash of the goroutine's
-// stack address picks, as stripes.reject counts every rejection: goroutines rejected at once
-// seldom share a line, and pinning the P would cost more than the add. bump adds with a
-// plain increment where stripes.reject does, so two goroutines that race on a stripe can
-// lose a count, never invent one; rejections never reports fewer than it did.
+// rejected counts a rejected call of class c, with an atomic add on the stripe that a hash of
+// the goroutine's stack address picks, so that goroutines rejected at once seldom share a
+// line and no count is lost: a plain increment there could erase other goroutines' counts
+// when its goroutine is preempted between its load and its store.
 func (cs *classSet) rejected(c int) {
 	var onStack byte
 	i := uint64(uintptr(unsafe.Pointer(&onStack))) * 0x9E3779B97F4A7C15 >> 32 & uint64(len(cs.reject)-1)
-	bump(&cs.reject[i].n[c], 1)
+	atomic.AddUint64(&cs.reject[i].n[c], 1)
 }
 
 // rejections returns the calls of class c rejected so far.
