@@ -142,7 +142,7 @@ type observed struct {
 var errNotFound = errors.New("404")
 
 // holders runs goroutines that make calls through s, each holding its slot while it yields
-// a few times, and then while fewer than fill calls hold one (for at most 100 more yields),
+// a few times, and then while fewer than fill calls hold one (for at most 1000 more yields),
 // so that holders overlap on any number of Ps; and ending it in one of the ways a call ends.
 func holders(s subject, goroutines, calls, fill int) observed {
 	var inside, most, admitted, rejected, samples, drops atomic.Int64
@@ -163,7 +163,9 @@ func holders(s subject, goroutines, calls, fill int) observed {
 				for range 1 + r.IntN(3) {
 					runtime.Gosched()
 				}
-				for range 100 {
+				// 1000: under the race detector on a loaded 2-core machine, 100 yields once
+				// let 12 goroutines on 8 Ps miss a limit of 5 in all of their 400 calls each.
+				for range 1000 {
 					if inside.Load() >= int64(fill) {
 						break
 					}
