@@ -2,6 +2,7 @@ package adaptivelimit
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 )
 
@@ -14,6 +15,11 @@ type StreamPermit struct {
 	classify func(error) Outcome
 	stop     func() bool // stops the finish when ctx is done
 	finished atomic.Bool
+	// An End or Cancel that comes once ctx's finish has started waits for it to end, so that
+	// the slot is free when it returns.
+	stopOnce sync.Once
+	stopped  bool          // stop stopped ctx's finish before it started
+	after    chan struct{} // closed when ctx's finish ends
 }
 
 // NewStreamPermit takes over p, which the caller no longer finishes, for a stream whose
@@ -23,8 +29,9 @@ type StreamPermit struct {
 // that panics frees the slot without a sample, and its panic is dropped rather than let it
 // end the process.
 func NewStreamPermit(ctx context.Context, p Permit, classify func(error) Outcome) *StreamPermit {
-	s := &StreamPermit{p: p, classify: classify}
+	s := &StreamPermit{p: p, classify: classify, after: make(chan struct{})}
 	s.stop = context.AfterFunc(ctx, func() {
+		defer close(s.after)
 		defer func() { _ = recover() }()
 		s.finish(ctx.Err())
 	})
@@ -33,17 +40,29 @@ func NewStreamPermit(ctx context.Context, p Permit, classify func(error) Outcome
 
 // End finishes the stream with its outcome: nil for a stream that ended well, else its
 // error. A classify that panics frees the slot without a sample, and the panic goes on.
+// Where ctx's finish has started, End waits for it instead.
 func (s *StreamPermit) End(err error) {
-	s.stop()
-	s.finish(err)
+	if s.stopFinish() {
+		s.finish(err)
+	}
 }
 
-// Cancel frees the slot without a sample, where the caller gave the stream up before its end.
+// Cancel frees the slot without a sample, where the caller gave the stream up before its
+// end. Where ctx's finish has started, Cancel waits for it instead.
 func (s *StreamPermit) Cancel() {
-	s.stop()
-	if s.finished.CompareAndSwap(false, true) {
+	if s.stopFinish() && s.finished.CompareAndSwap(false, true) {
 		s.p.Cancel()
 	}
+}
+
+// stopFinish stops ctx's finish, or waits for it to end where it has started, and reports
+// whether it was stopped.
+func (s *StreamPermit) stopFinish() bool {
+	s.stopOnce.Do(func() { s.stopped = s.stop() })
+	if !s.stopped {
+		<-s.after
+	}
+	return s.stopped
 }
 
 func (s *StreamPermit) finish(err error) {
