@@ -2,6 +2,8 @@ package adaptivelimit
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
 	"sync/atomic"
 )
@@ -44,6 +46,28 @@ func NewStreamPermit(ctx context.Context, p Permit, classify func(error) Outcome
 func (s *StreamPermit) End(err error) {
 	if s.stopFinish() {
 		s.finish(err)
+	}
+}
+
+// Received ends the stream after a receive that returned err: io.EOF, a stream that ended
+// well, is a sample, and another error is classified. A message (err nil) ends it only where
+// last says that the server sends one message, after which the stream is over.
+func (s *StreamPermit) Received(err error, last bool) {
+	switch {
+	case errors.Is(err, io.EOF):
+		s.End(nil)
+	case err != nil:
+		s.End(err)
+	case last:
+		s.End(nil)
+	}
+}
+
+// Sent ends the stream after a send that failed with err. io.EOF says that the stream is
+// over and the next receive returns its status, so it ends nothing.
+func (s *StreamPermit) Sent(err error) {
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.End(err)
 	}
 }
 

@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 	"testing"
 	"time"
@@ -93,4 +94,42 @@ func TestStreamPermitEndPanics(t *testing.T) {
 	s := NewStreamPermit(context.Background(), p, func(error) Outcome { panic("classify") })
 	require.PanicsWithValue(t, "classify", func() { s.End(errors.New("x")) })
 	require.Equal(t, 0, l.InFlight())
+}
+
+// A receive ends the stream at io.EOF (a sample), at an error (classified) and, where the
+// server sends one message, at that message; a send ends it at an error other than io.EOF.
+func TestStreamPermitReceivedSent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(s *StreamPermit)
+		want string // "sample", "drop" or "open"
+	}{
+		{"received EOF", func(s *StreamPermit) { s.Received(io.EOF, false) }, "sample"},
+		{"received an error", func(s *StreamPermit) { s.Received(errors.New("x"), false) }, "drop"},
+		{"received a message", func(s *StreamPermit) { s.Received(nil, false) }, "open"},
+		{"received the one message", func(s *StreamPermit) { s.Received(nil, true) }, "sample"},
+		{"sent", func(s *StreamPermit) { s.Sent(nil) }, "open"},
+		{"sent to a stream that is over", func(s *StreamPermit) { s.Sent(io.EOF) }, "open"},
+		{"send failed", func(s *StreamPermit) { s.Sent(errors.New("x")) }, "drop"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, clock := streamLimiter(t)
+			p, err := l.Acquire()
+			require.NoError(t, err)
+			s := NewStreamPermit(context.Background(), p, func(error) Outcome { return Drop })
+			clock.Advance(time.Second)
+			tc.end(s)
+			snap := l.Snapshot()
+			switch tc.want {
+			case "open":
+				require.Equal(t, 1, l.InFlight())
+			case "sample":
+				require.Equal(t, uint64(1), snap.Successes)
+			case "drop":
+				require.Equal(t, uint64(1), snap.Drops)
+			}
+			s.Cancel()
+			require.Equal(t, 0, l.InFlight())
+		})
+	}
 }

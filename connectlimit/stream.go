@@ -2,8 +2,6 @@ package connectlimit
 
 import (
 	"context"
-	"errors"
-	"io"
 	"net/http"
 
 	"connectrpc.com/connect"
@@ -43,22 +41,13 @@ type clientConn struct {
 
 func (s *clientConn) Receive(m any) error {
 	err := s.StreamingClientConn.Receive(m)
-	switch {
-	case errors.Is(err, io.EOF):
-		s.end(nil)
-	case err != nil:
-		s.end(err)
-	case s.oneReply:
-		s.end(nil)
-	}
+	s.p.Received(err, s.oneReply)
 	return err
 }
 
 func (s *clientConn) Send(m any) error {
 	err := s.StreamingClientConn.Send(m)
-	if err != nil && !errors.Is(err, io.EOF) { // io.EOF: the status comes from Receive
-		s.end(err)
-	}
+	s.p.Sent(err)
 	return err
 }
 
@@ -69,9 +58,6 @@ func (s *clientConn) CloseResponse() error {
 	s.p.Cancel()
 	return err
 }
-
-// end finishes the stream before its context is done.
-func (s *clientConn) end(err error) { s.p.End(err) }
 
 // rejectedConn is the stream of a call that the limiter rejected: it is never sent, and
 // every Send and Receive fails with the rejection.

@@ -2,8 +2,6 @@ package grpclimit
 
 import (
 	"context"
-	"errors"
-	"io"
 
 	"google.golang.org/grpc"
 
@@ -75,24 +73,12 @@ type clientStream struct {
 
 func (s *clientStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	switch {
-	case err == io.EOF:
-		s.end(nil)
-	case err != nil:
-		s.end(err)
-	case s.oneReply:
-		s.end(nil)
-	}
+	s.p.Received(err, s.oneReply)
 	return err
 }
 
 func (s *clientStream) SendMsg(m any) error {
 	err := s.ClientStream.SendMsg(m)
-	if err != nil && !errors.Is(err, io.EOF) { // io.EOF: the status comes from RecvMsg
-		s.end(err)
-	}
+	s.p.Sent(err)
 	return err
 }
-
-// end finishes the stream before its context is done.
-func (s *clientStream) end(err error) { s.p.End(err) }
