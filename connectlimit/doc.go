@@ -13,6 +13,12 @@
 // does. A stream holds its slot until it ends: the handler returns, or, in a client, the
 // response ends, CloseResponse is called or the call's context is done.
 //
+// With a classed limiter (adaptivelimit.Config.Classes), a handler takes each call's slot
+// for the class that WithClassFrom names, for instance from the X-Criticality header that
+// HeaderClass reads, and a client for its context's class (adaptivelimit.WithClass), which
+// it sends in that header (see WithClassHeader). Calls that WithBypass matches, the gRPC
+// health service's by default, are neither limited nor measured.
+//
 // connect handlers are http.Handlers, so httplimit's Middleware sheds for them too; but
 // connect clients read its 503 as CodeUnavailable, and only this package classifies a
 // call by its connect code.

@@ -29,9 +29,23 @@ type interceptor struct {
 
 func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		p, err := i.l.Acquire()
+		spec := req.Spec()
+		if i.o.bypassed(ctx, spec) {
+			return next(ctx, req)
+		}
+		var p adaptivelimit.Permit
+		var err error
+		if spec.IsClient {
+			var class string
+			var send bool
+			if class, send, p, err = i.acquireClient(ctx); err == nil && send {
+				req.Header().Set(i.o.header, class)
+			}
+		} else {
+			ctx, p, err = i.acquireHandler(ctx, spec, req.Header())
+		}
 		if err != nil {
-			return nil, i.rejected(err, req.Spec().IsClient)
+			return nil, i.rejected(err, spec.IsClient)
 		}
 		defer p.Cancel() // next or the classifier panicked: Finish has not cleared p
 		resp, err := next(ctx, req)
@@ -42,7 +56,10 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 
 func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		p, err := i.l.Acquire()
+		if i.o.bypassed(ctx, conn.Spec()) {
+			return next(ctx, conn)
+		}
+		ctx, p, err := i.acquireHandler(ctx, conn.Spec(), conn.RequestHeader())
 		if err != nil {
 			return i.rejected(err, false)
 		}

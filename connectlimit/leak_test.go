@@ -2,6 +2,7 @@ package connectlimit_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
@@ -113,6 +114,65 @@ func callChat(ctx context.Context, c clients) error {
 	for {
 		if _, err := s.Receive(); err != nil {
 			return err
+		}
+	}
+}
+
+// TestClassCallbacksNeverLeakSlots runs every entry point of a classed limiter with a class
+// function and a bypass that panic or return garbage: no call holds a slot afterwards.
+func TestClassCallbacksNeverLeakSlots(t *testing.T) {
+	const limit = 2
+	callbacks := []struct {
+		name string
+		opts []connectlimit.Option
+	}{
+		{"class panics", []connectlimit.Option{connectlimit.WithClassFrom(func(context.Context, connect.Spec, http.Header) string { panic("class") })}},
+		{"class returns garbage", []connectlimit.Option{connectlimit.WithClassFrom(func(context.Context, connect.Spec, http.Header) string { return "\x00nonsense" })}},
+		{"bypass panics", []connectlimit.Option{connectlimit.WithBypass(func(context.Context, connect.Spec) bool { panic("bypass") })}},
+	}
+	entries := []struct {
+		name   string
+		client bool
+		call   func(ctx context.Context, c clients) error
+	}{
+		{"handler unary", false, callSay},
+		{"handler stream", false, callList},
+		{"client unary", true, callSay},
+		{"client server stream", true, callList},
+		{"client bidi stream", true, callChat},
+	}
+	svc := &service{
+		say:  func(context.Context, string) (string, error) { return "hi", nil },
+		list: func(_ context.Context, _ string, send func(string) error) error { return send("one") },
+		chat: func(_ context.Context, receive func() (string, error), send func(string) error) error {
+			if _, err := receive(); err != nil {
+				return err
+			}
+			return send("one")
+		},
+	}
+	for _, entry := range entries {
+		for _, cb := range callbacks {
+			t.Run(entry.name+"/"+cb.name, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(adaptivelimit.WithClass(context.Background(), "critical"), 100*time.Millisecond)
+				defer cancel()
+				l := limittest.Classed(t, "leaks", limit)
+				interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, cb.opts...))
+				var c clients
+				if entry.client {
+					url, hc := serve(t, svc)
+					c = newClients(url, hc, interceptor)
+				} else {
+					url, hc := serve(t, svc, interceptor)
+					c = newClients(url, hc)
+				}
+				func() {
+					defer func() { _ = recover() }()
+					_ = entry.call(ctx, c)
+				}()
+				limittest.WaitFree(t, l)
+				limittest.RequireNoSlotLost(t, l, limit)
+			})
 		}
 	}
 }

@@ -17,6 +17,7 @@ type options struct {
 	code       connect.Code
 	retryAfter time.Duration
 	classify   func(err error) adaptivelimit.Outcome
+	classOptions
 }
 
 // WithRejectionCode sets the code of rejected calls: connect.CodeResourceExhausted by
@@ -39,7 +40,8 @@ func WithClassifier(f func(err error) adaptivelimit.Outcome) Option {
 }
 
 func newOptions(opts []Option) options {
-	o := options{code: connect.CodeResourceExhausted, retryAfter: time.Second, classify: DefaultClassifier}
+	o := options{code: connect.CodeResourceExhausted, retryAfter: time.Second, classify: DefaultClassifier,
+		classOptions: defaultClassOptions()}
 	for _, opt := range opts {
 		opt(&o)
 	}

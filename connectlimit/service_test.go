@@ -36,18 +36,18 @@ type service struct {
 // returns its base URL and a client that speaks HTTP/2 cleartext to it.
 func serve(t *testing.T, svc *service, opts ...connect.HandlerOption) (string, *http.Client) {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle(sayProcedure, connect.NewUnaryHandler(sayProcedure, func(ctx context.Context, r *connect.Request[msg]) (*connect.Response[msg], error) {
+	handlers := map[string]http.Handler{}
+	handlers[sayProcedure] = connect.NewUnaryHandler(sayProcedure, func(ctx context.Context, r *connect.Request[msg]) (*connect.Response[msg], error) {
 		text, err := svc.say(ctx, r.Msg.GetValue())
 		if err != nil {
 			return nil, err
 		}
 		return connect.NewResponse(wrapperspb.String(text)), nil
-	}, opts...))
-	mux.Handle(listProcedure, connect.NewServerStreamHandler(listProcedure, func(ctx context.Context, r *connect.Request[msg], s *connect.ServerStream[msg]) error {
+	}, opts...)
+	handlers[listProcedure] = connect.NewServerStreamHandler(listProcedure, func(ctx context.Context, r *connect.Request[msg], s *connect.ServerStream[msg]) error {
 		return svc.list(ctx, r.Msg.GetValue(), func(text string) error { return s.Send(wrapperspb.String(text)) })
-	}, opts...))
-	mux.Handle(collectProcedure, connect.NewClientStreamHandler(collectProcedure, func(ctx context.Context, s *connect.ClientStream[msg]) (*connect.Response[msg], error) {
+	}, opts...)
+	handlers[collectProcedure] = connect.NewClientStreamHandler(collectProcedure, func(ctx context.Context, s *connect.ClientStream[msg]) (*connect.Response[msg], error) {
 		text, err := svc.collect(ctx, func() (string, error) {
 			if !s.Receive() {
 				return "", errors.Join(io.EOF, s.Err())
@@ -58,14 +58,24 @@ func serve(t *testing.T, svc *service, opts ...connect.HandlerOption) (string, *
 			return nil, err
 		}
 		return connect.NewResponse(wrapperspb.String(text)), nil
-	}, opts...))
-	mux.Handle(chatProcedure, connect.NewBidiStreamHandler(chatProcedure, func(ctx context.Context, s *connect.BidiStream[msg, msg]) error {
+	}, opts...)
+	handlers[chatProcedure] = connect.NewBidiStreamHandler(chatProcedure, func(ctx context.Context, s *connect.BidiStream[msg, msg]) error {
 		return svc.chat(ctx, func() (string, error) {
 			m, err := s.Receive()
 			return m.GetValue(), err
 		}, func(text string) error { return s.Send(wrapperspb.String(text)) })
-	}, opts...))
+	}, opts...)
+	return serveHandlers(t, handlers)
+}
 
+// serveHandlers serves each handler at its path over HTTP/2 cleartext on 127.0.0.1, and
+// returns the base URL and a client that speaks HTTP/2 cleartext to it.
+func serveHandlers(t *testing.T, handlers map[string]http.Handler) (string, *http.Client) {
+	t.Helper()
+	mux := http.NewServeMux()
+	for path, h := range handlers {
+		mux.Handle(path, h)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,10 @@ import (
 // connect holds its resources.
 func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
-		p, err := i.l.Acquire()
+		if i.o.bypassed(ctx, spec) {
+			return next(ctx, spec)
+		}
+		class, send, p, err := i.acquireClient(ctx)
 		if err != nil {
 			return newRejectedConn(spec, i.rejected(err, true))
 		}
@@ -27,6 +30,9 @@ func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conn
 			}
 		}()
 		conn := next(ctx, spec)
+		if send {
+			conn.RequestHeader().Set(i.o.header, class)
+		}
 		finished = true
 		return &clientConn{StreamingClientConn: conn, p: adaptivelimit.NewStreamPermit(ctx, p, i.o.classify),
 			oneReply: spec.StreamType == connect.StreamTypeClient}

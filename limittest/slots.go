@@ -10,7 +10,8 @@ import (
 
 // RequireNoSlotLost fails the test unless l, a limiter of the fixed limit n that nothing
 // else uses, holds no slot and admits exactly n calls at once again: what every
-// integration's TestCallbacksNeverLeakSlots checks after each call.
+// integration's TestCallbacksNeverLeakSlots checks after each call. A classed limiter's
+// calls take their slots for its highest class, which may take every one.
 func RequireNoSlotLost(t testing.TB, l *adaptivelimit.Limiter, n int) {
 	t.Helper()
 	if got := l.InFlight(); got != 0 {
@@ -22,14 +23,20 @@ func RequireNoSlotLost(t testing.TB, l *adaptivelimit.Limiter, n int) {
 			held[i].Cancel()
 		}
 	}()
+	// A classed limiter's highest class may take every slot: its reserve, the shared ones and
+	// the lower classes'.
+	highest := ""
+	if classes := l.Snapshot().Classes; len(classes) > 0 {
+		highest = classes[0].Name
+	}
 	for i := range n {
-		p, err := l.Acquire()
+		p, err := l.AcquireClass(highest)
 		if err != nil {
 			t.Fatalf("call %d of a limit of %d rejected: %v", i+1, n, err)
 		}
 		held = append(held, p)
 	}
-	if p, err := l.Acquire(); !errors.Is(err, adaptivelimit.ErrLimitExceeded) {
+	if p, err := l.AcquireClass(highest); !errors.Is(err, adaptivelimit.ErrLimitExceeded) {
 		p.Cancel()
 		t.Fatalf("call %d of a limit of %d admitted", n+1, n)
 	}
