@@ -21,8 +21,9 @@ func writeClassReport(w io.Writer, sc *scenario, prof profile, results []*result
 	fmt.Fprintf(w, "by class: offered %s; the bulkheads and no limit treat every call alike,\n", classLoads(sc))
 	fmt.Fprintf(w, "the adaptive limiters reserve %s of their limit (%s):\n\n", classReserves(sc), limitBounds(sc.limits))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "policy\tclass\toffered/s\tgoodput/s\tof offered\tby phase\trejected\ttimeouts\tworst window\t")
+	fmt.Fprintln(tw, "policy\tclass\toffered/s\tgoodput/s\tof capacity\tof offered\tby phase\trejected\ttimeouts\tworst window\t")
 	seconds := sc.duration.Seconds()
+	capacityCalls := prof.capacityCalls(int64(sc.duration), sc.serviceMean.Seconds(), sc.offeredLimit())
 	for _, r := range results {
 		for i, c := range r.classes {
 			worst, at := c.worstWindow()
@@ -35,6 +36,7 @@ func writeClassReport(w io.Writer, sc *scenario, prof profile, results []*result
 				sc.classes[i].name,
 				strconv.FormatFloat(float64(c.offered)/seconds, 'f', 0, 64),
 				strconv.FormatFloat(float64(c.completed)/seconds, 'f', 0, 64),
+				percent(float64(c.completed), capacityCalls),
 				percent(float64(c.completed), float64(c.offered)),
 				phasesCell(c.phases(prof, int64(sc.window))),
 				percent(float64(c.rejected), float64(c.offered)),
@@ -47,7 +49,8 @@ func writeClassReport(w io.Writer, sc *scenario, prof profile, results []*result
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nof offered: the class's goodput against its offered calls; rejected: share of its offered calls; timeouts: share of its admitted calls.\n")
+	fmt.Fprintf(w, "\nof capacity: the class's goodput against the capacity, so that the classes' add up to the policy's (to the rounding).\n")
+	fmt.Fprintf(w, "of offered: the class's goodput against its offered calls; rejected: share of its offered calls; timeouts: share of its admitted calls.\n")
 	fmt.Fprintf(w, "by phase: of offered before, during and after each change of capacity.\n")
 	fmt.Fprintf(w, "worst window: the least share of a window's offered calls answered in time, from window %d on, and the window (1 is the first).\n", settleWindows+1)
 	return nil
