@@ -22,6 +22,7 @@ const (
 type source struct {
 	rng    *rand.Rand
 	client int32 // the client, and so the limiter, its calls go through; -1 for the neighbour
+	class  int32 // the index of its calls' class in the scenario's classes; 0 without classes
 
 	lossRng *rand.Rand // draws which calls are lost, from a stream of its own; nil when none is
 	lost    float64
@@ -32,11 +33,19 @@ type source struct {
 	serviceMu, serviceSigma float64 // lognormal service time, in ln(ns)
 }
 
+// newSource returns source index of the scenario, for client. With classes, the sources of
+// class k are those from k times the clients on, each sending the class's share of a client's
+// load.
 func newSource(seed uint64, index int, client int32, sc *scenario) *source {
 	s := &source{
 		rng:          rand.New(rand.NewPCG(seed, streamFirstSource+uint64(index))),
 		client:       client,
 		serviceSigma: sc.serviceSigma,
+	}
+	share := 1.0
+	if len(sc.classes) > 0 {
+		s.class = int32(index / sc.clients)
+		share = sc.classes[s.class].share
 	}
 	s.serviceMu = lognormalMu(sc)
 	if sc.lost > 0 {
@@ -47,7 +56,7 @@ func newSource(seed uint64, index int, client int32, sc *scenario) *source {
 		s.thinkNs = float64(sc.think)
 	} else {
 		perClient := sc.offeredRate() / float64(sc.clients)
-		s.meanGapNs = 1e9 / perClient
+		s.meanGapNs = 1e9 / (perClient * share)
 	}
 	return s
 }

@@ -31,6 +31,9 @@ what each policy achieved. Scenarios:
   lossy   the step profile with 0.5% of the calls lost on the way, whatever the load
   restart a steady fleet of 10 clients, one of which restarts at its initial limit a third
           into the run
+  priority
+          the step profile with critical calls (25% of the capacity) and sheddable ones (175%):
+          the adaptive limiters reserve part of the limit for the critical class
 
 `
 
@@ -41,6 +44,7 @@ type options struct {
 	chart   bool   // draw the limit over time in the terminal
 	docs    string // a Markdown file whose marked blocks to rewrite; empty for none
 	summary bool   // one row a scenario instead of one scenario's table
+	byClass bool   // the per-class table only
 }
 
 // parseFlags reads the command line. It starts from the preset that -scenario
@@ -63,10 +67,12 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		window   = fs.Duration("window", 0, "the limiters' window (default 1s)")
 		low      = fs.Int("low", 0, "the low fixed bulkhead (default 20; fleet 8 per client)")
 		high     = fs.Int("high", 0, "the high fixed bulkhead (default 150; fleet 60 per client)")
-		initial  = fs.Int("initial", 0, "the adaptive limiters' InitialLimit (default the library's, 20)")
-		minLimit = fs.Int("min", 0, "the adaptive limiters' MinLimit (default the library's, 1)")
+		initial  = fs.Int("initial", 0, "the adaptive limiters' InitialLimit (default the library's, 20; priority 125)")
+		minLimit = fs.Int("min", 0, "the adaptive limiters' MinLimit (default the library's, 1; priority 100)")
 		maxLimit = fs.Int("max", 0, "the adaptive limiters' MaxLimit (default the library's, 200)")
 		queue    = fs.Int("queue", 0, "the adaptive limiters' QueueSize (default the library's, 4)")
+		reserve  = fs.Float64("reserve", 0, fmt.Sprintf("with classes (-scenario priority): the critical class's reserve, a share of the limit (default %g)", priorityReserve))
+		byClass  = fs.Bool("byclass", false, "with classes: print the scenario and the per-class table only")
 		lost     = fs.Float64("lost", 0, "share of the calls lost on the way, each timing out whatever the load (default 0; lossy 0.005)")
 		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated")
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
@@ -113,6 +119,9 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	override(set, "max", &sc.limits.max, *maxLimit)
 	override(set, "queue", &sc.limits.queue, *queue)
 	override(set, "lost", &sc.lost, *lost)
+	if set["reserve"] && len(sc.classes) > 0 {
+		sc.classes[0].reserve = *reserve
+	}
 	sc.kinds = splitList(*policies)
 	if *summary {
 		for name := range set {
@@ -142,7 +151,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	if *out != "" && !slices.Contains([]string{".svg", ".png", ".pdf"}, strings.ToLower(filepath.Ext(*out))) {
 		return options{}, fmt.Errorf("-out %q: the file name must end in .svg, .png or .pdf", *out)
 	}
-	return options{sc: sc, out: *out, chart: *chart, docs: *docs, summary: *summary}, nil
+	return options{sc: sc, out: *out, chart: *chart, docs: *docs, summary: *summary, byClass: *byClass}, nil
 }
 
 func override[T any](set map[string]bool, name string, field *T, value T) {
@@ -192,6 +201,14 @@ func validate(sc *scenario, set map[string]bool) error {
 	check(sc.low >= 1, "-low %d: want at least 1", sc.low)
 	check(sc.high >= 1, "-high %d: want at least 1", sc.high)
 	check(sc.lost >= 0 && sc.lost < 1, "-lost %g: want 0 or more, less than 1", sc.lost)
+	classed := len(sc.classes) > 0
+	check(!set["reserve"] || classed, "-reserve applies to a scenario with classes only (-scenario priority)")
+	check(!set["byclass"] || classed, "-byclass applies to a scenario with classes only (-scenario priority)")
+	if classed {
+		check(sc.classes[0].reserve >= 0 && sc.classes[0].reserve <= 1, "-reserve %g: want 0 to 1", sc.classes[0].reserve)
+		check(sc.users == 0, "the classes' calls are open-loop arrivals: drop -users")
+		check(!sc.real, "-real has no classes: drop -scenario priority")
+	}
 	if err := sc.limits.check(); err != nil {
 		errs = append(errs, err)
 	}

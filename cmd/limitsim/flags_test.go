@@ -53,6 +53,13 @@ func TestParseFlagsRejectsBadValues(t *testing.T) {
 		{[]string{"-summary", "-servers", "10"}, "-servers does not apply"},
 		{[]string{"-real", "-servers", "1000"}, "more than loopback takes"},
 		{[]string{"-real", "-duration", "1h"}, "at most 10m0s"},
+		{[]string{"-reserve", "0.5"}, "-reserve applies to a scenario with classes only"},
+		{[]string{"-byclass"}, "-byclass applies to a scenario with classes only"},
+		{[]string{"-scenario", "priority", "-reserve", "1.5"}, "-reserve 1.5"},
+		{[]string{"-scenario", "priority", "-reserve", "NaN"}, "-reserve NaN"},
+		{[]string{"-scenario", "priority", "-users", "100"}, "drop -users"},
+		{[]string{"-real", "-scenario", "priority"}, "-real has no classes"},
+		{[]string{"-scenario", "priority", "-initial", "50"}, "initialLimit"},
 		{[]string{"-nosuchflag"}, "not defined"},
 		{[]string{"step"}, `unexpected argument "step"`},
 	}

@@ -76,6 +76,10 @@ func runSimulated(opts *options, stdout io.Writer) error {
 
 // report prints the table and the terminal chart, and writes the chart file.
 func report(opts *options, prof profile, results []*result, stdout io.Writer) error {
+	if opts.byClass { // the per-class table alone, for the README
+		describe(stdout, &opts.sc, prof, results)
+		return writeClassReport(stdout, &opts.sc, prof, results)
+	}
 	if err := writeReport(stdout, &opts.sc, prof, results); err != nil {
 		return err
 	}

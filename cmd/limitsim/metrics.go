@@ -27,9 +27,10 @@ type sample struct {
 type result struct {
 	policy   policy
 	clients  []clientStats
-	latency  histogram // every admitted call, a timed-out one at its timeout
-	unloaded histogram // every offered call as it would have gone with no queue: its service time, capped at the timeout
-	settled  histogram // the admitted calls answered after the first settleWindows windows; the simulation only
+	classes  []classStats // by the scenario's classes; none without
+	latency  histogram    // every admitted call, a timed-out one at its timeout
+	unloaded histogram    // every offered call as it would have gone with no queue: its service time, capped at the timeout
+	settled  histogram    // the admitted calls answered after the first settleWindows windows; the simulation only
 	timeline []sample
 	leaked   int // calls still holding a slot after the run drained
 }
@@ -100,8 +101,29 @@ func (r *recorder) hold(now, delta int64) {
 	r.timed = true
 }
 
-func newRecorder(p policy, clients int) *recorder {
-	return &recorder{res: &result{policy: p, clients: make([]clientStats, clients)}}
+func newRecorder(p policy, clients, classes int) *recorder {
+	return &recorder{res: &result{policy: p, clients: make([]clientStats, clients), classes: make([]classStats, classes)}}
+}
+
+// offerClass, rejectClass and answerClass count a call by its class, where the scenario has
+// classes: offered in window, rejected, or answered (in time or not) having been offered in
+// window.
+func (r *recorder) offerClass(class int32, window int) {
+	if len(r.res.classes) > 0 {
+		r.res.classes[class].offer(window)
+	}
+}
+
+func (r *recorder) rejectClass(class int32) {
+	if len(r.res.classes) > 0 {
+		r.res.classes[class].rejected++
+	}
+}
+
+func (r *recorder) answerClass(class int32, window int, inTime bool) {
+	if len(r.res.classes) > 0 {
+		r.res.classes[class].answer(window, inTime)
+	}
 }
 
 func (r *recorder) offer(client int32) { r.res.clients[client].offered++ }

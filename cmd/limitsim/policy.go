@@ -13,7 +13,7 @@ import (
 // gate decides whether a client sends a call: the library's limiter, or a
 // plain counter for the fixed bulkheads and for no limit at all.
 type gate interface {
-	acquire() (adaptivelimit.Permit, bool)
+	acquire(class int32) (adaptivelimit.Permit, bool) // class: an index in the scenario's classes, 0 without
 	release(p *adaptivelimit.Permit, err error)
 	limit() int // unlimited for no limit
 	inFlight() int
@@ -84,11 +84,12 @@ func (p policy) newGate(clock adaptivelimit.Clock, client int, sc *scenario) (ga
 		Window:    sc.window,
 		Clock:     clock,
 		Random:    rand.New(rand.NewPCG(sc.seed, streamFirstLimiter+uint64(client))).Float64,
+		Classes:   libraryClasses(sc.classes),
 	}))
 	if err != nil {
 		return nil, err
 	}
-	return limiterGate{l}, nil
+	return limiterGate{l: l, classes: classNames(sc.classes)}, nil
 }
 
 // limits are the flags -initial, -min, -max and -queue: the adaptive limiters'
@@ -112,10 +113,18 @@ func (l limits) check() error {
 	return nil
 }
 
-type limiterGate struct{ l *adaptivelimit.Limiter }
+// limiterGate is an adaptive policy's limiter, with the names of its classes where it has any.
+type limiterGate struct {
+	l       *adaptivelimit.Limiter
+	classes []string
+}
 
-func (g limiterGate) acquire() (adaptivelimit.Permit, bool) {
-	p, err := g.l.Acquire()
+func (g limiterGate) acquire(class int32) (adaptivelimit.Permit, bool) {
+	if g.classes == nil {
+		p, err := g.l.Acquire()
+		return p, err == nil
+	}
+	p, err := g.l.AcquireClass(g.classes[class])
 	return p, err == nil
 }
 
@@ -131,7 +140,8 @@ type counterGate struct {
 	n   atomic.Int64
 }
 
-func (g *counterGate) acquire() (adaptivelimit.Permit, bool) {
+// acquire treats every class alike: a bulkhead has no classes.
+func (g *counterGate) acquire(int32) (adaptivelimit.Permit, bool) {
 	for {
 		n := g.n.Load()
 		if n >= int64(g.max) {

@@ -131,7 +131,7 @@ func startRealRun(sc *scenario, p policy, servers int) (*realRun, error) {
 	r := &realRun{
 		sc:   sc,
 		pool: newWorkerPool(servers),
-		rec:  newRecorder(p, sc.clients),
+		rec:  newRecorder(p, sc.clients, 0),
 		client: &http.Client{Transport: &http.Transport{
 			MaxIdleConnsPerHost: 4096,
 			IdleConnTimeout:     time.Minute,
@@ -188,7 +188,7 @@ func (r *realRun) call(client int32, service time.Duration) {
 	r.rec.offer(client)
 	r.rec.unloaded(int64(min(service, r.sc.timeout)))
 	r.mu.Unlock()
-	permit, ok := r.gates[client].acquire()
+	permit, ok := r.gates[client].acquire(0) // -real has no classes (validate)
 	if !ok {
 		r.mu.Lock()
 		r.rec.reject(client)

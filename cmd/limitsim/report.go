@@ -57,7 +57,10 @@ func writeReport(w io.Writer, sc *scenario, prof profile, results []*result) err
 	fmt.Fprintf(w, "limit CV: the limit's standard deviation over its mean, from window %d to the first change.\n", steadyFrom)
 	fmt.Fprintf(w, "recover: windows after the incident ends until a window's goodput is %g%% of the last %d windows' before it began (- never).\n",
 		100*recoveredShare, recoveryBase)
-	return nil
+	if len(sc.classes) > 0 {
+		fmt.Fprintln(w)
+	}
+	return writeClassReport(w, sc, prof, results)
 }
 
 func describe(w io.Writer, sc *scenario, prof profile, results []*result) {

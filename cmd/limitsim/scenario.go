@@ -29,6 +29,7 @@ type scenario struct {
 	window    time.Duration // the limiters' window, and the timeline's resolution
 	low, high int           // the fixed bulkheads
 	limits    limits        // the adaptive limiters' bounds and queue size; 0 is the library's default
+	classes   []callClass   // the calls' priority classes, highest first; none for calls all alike
 	kinds     []string      // the policies to compare, from policyKinds
 	policies  []policy      // built from kinds by buildPolicies
 	seed      uint64
@@ -36,7 +37,7 @@ type scenario struct {
 }
 
 // scenarioNames lists the presets in the order the usage text shows them.
-var scenarioNames = []string{"step", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart"}
+var scenarioNames = []string{"step", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart", "priority"}
 
 // preset returns a named scenario with every policy. "step" is the default:
 // the capacity halves for the middle third of the run.
@@ -86,6 +87,11 @@ func preset(name string) (scenario, error) {
 		sc.servers, sc.clients = 100, 10
 		sc.low, sc.high = 40/sc.clients, 300/sc.clients
 		sc.restart = sc.duration / 3
+	case "priority":
+		// The step profile's halving, with the calls in two classes: the adaptive limiters
+		// keep a reserve for the critical ones, and shed the sheddable ones first.
+		sc.classes = priorityClasses(priorityReserve)
+		sc.limits = priorityLimits
 	default:
 		return scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(scenarioNames, ", "))
 	}
@@ -170,9 +176,11 @@ func (sc *scenario) offeredLimit() float64 {
 	return sc.offeredRate()
 }
 
+// sourceCount is how many sources send calls: each closed-loop user, or in open loop one
+// stream a client, or with classes one a client and class.
 func (sc *scenario) sourceCount() int {
 	if sc.users > 0 {
 		return sc.users
 	}
-	return sc.clients
+	return sc.clients * max(1, len(sc.classes))
 }

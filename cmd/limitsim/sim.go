@@ -60,7 +60,7 @@ func simulate(sc *scenario, prof profile, p policy) (*result, error) {
 		clock:    adaptivelimit.NewManualClock(),
 		steps:    prof.steps,
 		nextTick: int64(sc.window),
-		rec:      newRecorder(p, sc.clients),
+		rec:      newRecorder(p, sc.clients, len(sc.classes)),
 	}
 	s.dep = dependency{calls: &s.calls, events: &s.events, servers: prof.steps[0].servers}
 	s.nextStep = 1
@@ -163,6 +163,9 @@ func (s *simulation) restartClient(c int) error {
 	return nil
 }
 
+// windowOf is the index of the window that holds instant at.
+func (s *simulation) windowOf(at int64) int { return int(at / int64(s.sc.window)) }
+
 // schedule plans source i's next call at gap from now, if that is before the end.
 func (s *simulation) schedule(i int32, now int64) {
 	if at := now + s.sources[i].gap(); at < s.end {
@@ -202,9 +205,11 @@ func (s *simulation) arrive(i int32, now int64) {
 	} else {
 		s.rec.unloaded(min(service, s.timeout))
 	}
-	permit, ok := s.gates[src.client].acquire()
+	s.rec.offerClass(src.class, s.windowOf(now))
+	permit, ok := s.gates[src.client].acquire(src.class)
 	if !ok {
 		s.rec.reject(src.client)
+		s.rec.rejectClass(src.class)
 		if src.closedLoop() {
 			s.schedule(i, now)
 		}
@@ -254,6 +259,7 @@ func (s *simulation) answer(id int32, now int64, err error) {
 		return
 	}
 	s.rec.answer(src.client, now-c.arrival, err == nil)
+	s.rec.answerClass(src.class, s.windowOf(c.arrival), err == nil)
 	s.rec.settle(now, now-c.arrival, s.sc.window.Seconds())
 	s.rec.release(now)
 	s.gates[src.client].release(&c.permit, err)
