@@ -68,16 +68,7 @@ func TestClassesThroughHeader(t *testing.T) {
 // whose shared slot is held.
 func TestClientClass(t *testing.T) {
 	client := limittest.Classed(t, "client", 2)
-	url, hc := serve(t, &service{
-		say:  func(context.Context, string) (string, error) { return "hi", nil },
-		list: func(_ context.Context, _ string, send func(string) error) error { return send("one") },
-		chat: func(_ context.Context, receive func() (string, error), send func(string) error) error {
-			if _, err := receive(); err != nil {
-				return err
-			}
-			return send("one")
-		},
-	})
+	url, hc := serve(t, answering(func(context.Context) error { return nil }))
 	c := newClients(url, hc, connect.WithInterceptors(connectlimit.NewInterceptor(client)))
 	held, err := client.Acquire()
 	require.NoError(t, err)
@@ -127,18 +118,18 @@ func TestBypass(t *testing.T) {
 	checkClient := connect.NewClient[msg, msg](hc, url+health, connect.WithInterceptors(connectlimit.NewInterceptor(client, sayOnly)))
 	say := connect.NewClient[msg, msg](hc, url+sayProcedure, connect.WithInterceptors(connectlimit.NewInterceptor(client, sayOnly)))
 
-	hs, cs := acquireAll(t, server), acquireAll(t, client)
+	freeServer, freeClient := limittest.HoldClassed(t, server), limittest.HoldClassed(t, client)
 	_, err := checkClient.CallUnary(context.Background(), connect.NewRequest(&msg{}))
 	requireClientRejection(t, err) // the client's bypass replaces the default
 	_, err = say.CallUnary(context.Background(), connect.NewRequest(&msg{}))
 	require.Equal(t, connect.CodeResourceExhausted, connect.CodeOf(err), "the client bypasses it; the server rejects it: %v", err)
 	require.ErrorContains(t, err, `limit of "server" exceeded`)
-	finish(cs)
+	freeClient()
 
 	_, err = checkServer.CallUnary(context.Background(), connect.NewRequest(&msg{}))
 	require.NoError(t, err, "the server bypasses health checks")
 	require.Equal(t, uint64(1), server.Snapshot().Rejected, "the say call only")
-	finish(hs)
+	freeServer()
 	require.Zero(t, server.Snapshot().Windows)
 	require.Equal(t, uint64(2), server.Snapshot().Successes, "the test's own permits: a bypassed call is not measured")
 }
@@ -153,21 +144,4 @@ func serveProcedures(t *testing.T, procedures []string, opts ...connect.HandlerO
 		}, opts...)
 	}
 	return serveHandlers(t, handlers)
-}
-
-func acquireAll(t *testing.T, l *adaptivelimit.Limiter) []adaptivelimit.Permit {
-	t.Helper()
-	var ps []adaptivelimit.Permit
-	for _, class := range []string{"critical", "batch"} {
-		p, err := l.AcquireClass(class)
-		require.NoError(t, err)
-		ps = append(ps, p)
-	}
-	return ps
-}
-
-func finish(ps []adaptivelimit.Permit) {
-	for i := range ps {
-		ps[i].Done(nil)
-	}
 }

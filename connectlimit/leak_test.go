@@ -45,18 +45,7 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 			return func(error) adaptivelimit.Outcome { <-ctx.Done(); return adaptivelimit.Drop }
 		}},
 	}
-	entries := []struct {
-		name   string
-		client bool // the limiter is the client's, else the handler's
-		call   func(ctx context.Context, c clients) error
-	}{
-		{"handler unary", false, callSay},
-		{"handler stream", false, callList},
-		{"client unary", true, callSay},
-		{"client server stream", true, callList},
-		{"client bidi stream", true, callChat},
-	}
-	for _, entry := range entries {
+	for _, entry := range leakEntries {
 		for _, h := range handlers {
 			for _, cl := range classifiers {
 				t.Run(entry.name+"/"+h.name+"/"+cl.name, func(t *testing.T) {
@@ -64,32 +53,7 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 					defer cancel()
 					l, _ := limittest.Fixed(t, "leaks", limit)
 					interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, connectlimit.WithClassifier(cl.classify(ctx))))
-					svc := &service{
-						say: func(ctx context.Context, _ string) (string, error) { return "hi", h.body(ctx) },
-						list: func(ctx context.Context, _ string, send func(string) error) error {
-							_ = send("one")
-							return h.body(ctx)
-						},
-						chat: func(ctx context.Context, receive func() (string, error), send func(string) error) error {
-							if _, err := receive(); err != nil {
-								return err
-							}
-							_ = send("one")
-							return h.body(ctx)
-						},
-					}
-					var c clients
-					if entry.client {
-						url, hc := serve(t, svc)
-						c = newClients(url, hc, interceptor)
-					} else {
-						url, hc := serve(t, svc, interceptor)
-						c = newClients(url, hc)
-					}
-					func() {
-						defer func() { _ = recover() }()
-						_ = entry.call(ctx, c)
-					}()
+					callThrough(ctx, t, entry.client, answering(h.body), interceptor, entry.call)
 					limittest.WaitFree(t, l)
 					limittest.RequireNoSlotLost(t, l, limit)
 				})
@@ -130,49 +94,64 @@ func TestClassCallbacksNeverLeakSlots(t *testing.T) {
 		{"class returns garbage", []connectlimit.Option{connectlimit.WithClassFrom(func(context.Context, connect.Spec, http.Header) string { return "\x00nonsense" })}},
 		{"bypass panics", []connectlimit.Option{connectlimit.WithBypass(func(context.Context, connect.Spec) bool { panic("bypass") })}},
 	}
-	entries := []struct {
-		name   string
-		client bool
-		call   func(ctx context.Context, c clients) error
-	}{
-		{"handler unary", false, callSay},
-		{"handler stream", false, callList},
-		{"client unary", true, callSay},
-		{"client server stream", true, callList},
-		{"client bidi stream", true, callChat},
-	}
-	svc := &service{
-		say:  func(context.Context, string) (string, error) { return "hi", nil },
-		list: func(_ context.Context, _ string, send func(string) error) error { return send("one") },
-		chat: func(_ context.Context, receive func() (string, error), send func(string) error) error {
-			if _, err := receive(); err != nil {
-				return err
-			}
-			return send("one")
-		},
-	}
-	for _, entry := range entries {
+	for _, entry := range leakEntries {
 		for _, cb := range callbacks {
 			t.Run(entry.name+"/"+cb.name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(adaptivelimit.WithClass(context.Background(), "critical"), 100*time.Millisecond)
 				defer cancel()
 				l := limittest.Classed(t, "leaks", limit)
 				interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, cb.opts...))
-				var c clients
-				if entry.client {
-					url, hc := serve(t, svc)
-					c = newClients(url, hc, interceptor)
-				} else {
-					url, hc := serve(t, svc, interceptor)
-					c = newClients(url, hc)
-				}
-				func() {
-					defer func() { _ = recover() }()
-					_ = entry.call(ctx, c)
-				}()
+				callThrough(ctx, t, entry.client, answering(func(context.Context) error { return nil }), interceptor, entry.call)
 				limittest.WaitFree(t, l)
 				limittest.RequireNoSlotLost(t, l, limit)
 			})
 		}
+	}
+}
+
+// leakEntries are the entry points the leak tests call through.
+var leakEntries = []struct {
+	name   string
+	client bool // the limiter is the client's, else the handler's
+	call   func(ctx context.Context, c clients) error
+}{
+	{"handler unary", false, callSay},
+	{"handler stream", false, callList},
+	{"client unary", true, callSay},
+	{"client server stream", true, callList},
+	{"client bidi stream", true, callChat},
+}
+
+// callThrough serves svc, with the interceptor in the client or in the handler, and makes
+// one call, which may panic.
+func callThrough(ctx context.Context, t *testing.T, client bool, svc *service, interceptor connect.Option, call func(ctx context.Context, c clients) error) {
+	var c clients
+	if client {
+		url, hc := serve(t, svc)
+		c = newClients(url, hc, interceptor)
+	} else {
+		url, hc := serve(t, svc, interceptor)
+		c = newClients(url, hc)
+	}
+	defer func() { _ = recover() }()
+	_ = call(ctx, c)
+}
+
+// answering is the test service whose handlers send one message where they stream, and end
+// with what body returns.
+func answering(body func(ctx context.Context) error) *service {
+	return &service{
+		say: func(ctx context.Context, _ string) (string, error) { return "hi", body(ctx) },
+		list: func(ctx context.Context, _ string, send func(string) error) error {
+			_ = send("one")
+			return body(ctx)
+		},
+		chat: func(ctx context.Context, receive func() (string, error), send func(string) error) error {
+			if _, err := receive(); err != nil {
+				return err
+			}
+			_ = send("one")
+			return body(ctx)
+		},
 	}
 }

@@ -90,12 +90,12 @@ func TestBypass(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cc.Close() })
 
-	hs, ss := acquireAll(t, server), acquireAll(t, client)
+	freeServer, freeClient := limittest.HoldClassed(t, server), limittest.HoldClassed(t, client)
 	_, err = healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	require.Equal(t, codes.ResourceExhausted, status.Code(err), "the client's bypass replaces the default: %v", err)
 	err = unary(context.Background(), cc, "hi")
 	require.ErrorContains(t, err, `limit of "server" exceeded`, "the client bypasses it; the server rejects it")
-	finish(ss)
+	freeClient()
 
 	resp, err := healthpb.NewHealthClient(cc).Check(context.Background(), &healthpb.HealthCheckRequest{})
 	require.NoError(t, err, "the server bypasses health checks")
@@ -105,24 +105,8 @@ func TestBypass(t *testing.T) {
 	_, err = watch.Recv()
 	require.NoError(t, err, "streams too")
 	require.Equal(t, uint64(1), server.Snapshot().Rejected, "the echo call only")
-	finish(hs)
+	freeServer()
 	require.Zero(t, server.Snapshot().Windows)
-}
-
-func acquireAll(t *testing.T, l *adaptivelimit.Limiter) []adaptivelimit.Permit {
-	var ps []adaptivelimit.Permit
-	for _, class := range []string{"critical", "batch"} {
-		p, err := l.AcquireClass(class)
-		require.NoError(t, err)
-		ps = append(ps, p)
-	}
-	return ps
-}
-
-func finish(ps []adaptivelimit.Permit) {
-	for i := range ps {
-		ps[i].Done(nil)
-	}
 }
 
 // WithClassMetadata("") sends no class; the client's own slot is still taken for it.

@@ -138,3 +138,22 @@ func ClassTraffic(t testing.TB, l *adaptivelimit.Limiter) {
 		}
 	})
 }
+
+// HoldClassed takes every slot of a Classed limiter, a critical call's and a batch call's,
+// and returns a function that finishes both as successes.
+func HoldClassed(t testing.TB, l *adaptivelimit.Limiter) (finish func()) {
+	t.Helper()
+	var held []adaptivelimit.Permit
+	for _, class := range []string{"critical", "batch"} {
+		p, err := l.AcquireClass(class)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+	}
+	return func() {
+		for i := range held {
+			held[i].Done(nil)
+		}
+	}
+}
