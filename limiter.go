@@ -105,6 +105,14 @@ func (l *Limiter) Acquire() (Permit, error) {
 			return l.reject()
 		}
 	case leasing:
+		// Where the caches may hold idle slots, the P's own cache first: the shared count
+		// would refuse the call anyway, and take would only find that out again.
+		if w := l.slots.lease.Load(); w&cachedFlag != 0 {
+			if n = l.takeLeased(w); n != 0 {
+				counted = true
+				break
+			}
+		}
 		if n = l.slots.takeShared(); n == 0 {
 			var freed bool
 			if n, counted, freed = l.take(); freed {
