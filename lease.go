@@ -72,14 +72,14 @@ func (l *Limiter) take() (n int64, counted, freed bool) {
 		return n, false, false
 	}
 	for {
-		if n := sl.takeShared(); n != 0 {
-			return n, false, freed
-		}
-		w := sl.lease.Load()
-		if w&cachedFlag != 0 {
+		// The P's cache where the caches may hold idle slots, else the shared count, which
+		// refuses every call while they may. Acquire writes this step out: see there.
+		if w := sl.lease.Load(); w&cachedFlag != 0 {
 			if n := l.takeLeased(w); n != 0 {
 				return n, true, freed
 			}
+		} else if n := sl.takeShared(); n != 0 {
+			return n, false, freed
 		}
 		if k, looked := l.reclaim(); looked {
 			freed = freed || k > 0
