@@ -57,12 +57,7 @@ func HeaderClass(header string, allowed map[string]string) func(ctx context.Cont
 // of each call's context: DefaultClassHeader by default, "" for none. It takes the call's
 // slot of a classed limiter for that class either way.
 func WithClassHeader(header string) Option {
-	return func(o *options) {
-		o.header = ""
-		if header != "" {
-			o.header = http.CanonicalHeaderKey(header)
-		}
-	}
+	return func(o *options) { o.header = http.CanonicalHeaderKey(header) }
 }
 
 // acquireHandler takes a slot for a call to a handler, for its class where WithClassFrom is

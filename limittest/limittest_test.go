@@ -143,3 +143,30 @@ func TestClassTraffic(t *testing.T) {
 		t.Fatalf("%d calls in flight after the test", n)
 	}
 }
+
+// A classed limiter's slots are taken for its highest class, which may hold every one; a
+// lost slot of any class is found.
+func TestRequireNoSlotLostClassed(t *testing.T) {
+	l := limittest.Classed(t, "classed", 2)
+	if got := failure(t, func(tb testing.TB) { limittest.RequireNoSlotLost(tb, l, 2) }); got != "" {
+		t.Fatalf("a free classed limit of 2: %s", got)
+	}
+	for _, class := range []string{"critical", "batch"} {
+		lost, err := l.AcquireClass(class)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := failure(t, func(tb testing.TB) { limittest.RequireNoSlotLost(tb, l, 2) }); got != "1 calls hold a slot after the call ended" {
+			t.Errorf("a lost %s slot: %q", class, got)
+		}
+		lost.Cancel()
+	}
+	finish := limittest.HoldClassed(t, l)
+	if got := l.InFlight(); got != 2 {
+		t.Errorf("HoldClassed holds %d slots, want 2", got)
+	}
+	finish()
+	if got := l.InFlight(); got != 0 {
+		t.Errorf("%d slots held after HoldClassed's finish", got)
+	}
+}
