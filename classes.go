@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/resilience4cata/adaptivelimit/internal/names"
 )
 
 // Class is a priority class of a limiter's calls. Config.Classes lists them highest priority
@@ -304,6 +306,9 @@ func (v *validator) classes(classes []Class) {
 		switch {
 		case c.Name == "":
 			fail(fmt.Sprintf("class %d has no name", i+1))
+			return
+		case !names.Class(c.Name):
+			fail(fmt.Sprintf("class %q: a class name %s", c.Name, names.ClassRule))
 			return
 		case !(c.Reserve >= 0 && c.Reserve <= 1):
 			fail(fmt.Sprintf("class %q: reserve %v must lie in [0, 1]", c.Name, c.Reserve))

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/resilience4cata/adaptivelimit/internal/names"
 )
 
 // Algorithm selects how a limiter moves its limit after each window.
@@ -209,6 +211,9 @@ func (c Config) withDefaults() Config {
 // takes every field as it is: a zero is invalid, not unset, where 0 is out of range.
 func (c Config) validate() error {
 	v := validator{instance: c.Name}
+	if !names.Name(c.Name) {
+		v.fail("name", c.Name, names.NameRule, CodeInvalidTuning, ErrInvalidTuning)
+	}
 	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas && c.Algorithm != LossDelay {
 		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd, vegas or lossdelay", CodeInvalidTuning, ErrInvalidTuning)
 	}
