@@ -66,7 +66,7 @@ func ExampleHeaderClass() {
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	srv := httptest.NewServer(httplimit.Middleware(limiter,
-		httplimit.WithClassifier(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"})),
+		httplimit.WithClassFrom(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"})),
 		httplimit.WithBypass(func(r *http.Request) bool { return r.URL.Path == "/healthz" }),
 	)(mux))
 	defer srv.Close()

@@ -15,34 +15,40 @@ import (
 // full returns l's error, which matches adaptivelimit.ErrLimitExceeded, without touching the
 // network.
 //
+// Where l has a MaxWait, a call waits for a slot that long at most, and no longer than its
+// context lasts; a limiter without one rejects at once.
+//
 // A call with a response holds its slot until the response body is read to EOF or closed,
 // so that its latency covers the body: a body that is never closed holds its slot for good.
 // A response without a body (a nil Body, as a custom RoundTripper may return for a 204 or a
 // HEAD) is complete, and frees its slot at once.
-// The client classifier (DefaultClientClassifier, see WithClientClassifier) decides from the
+// The outcome function (DefaultClientOutcome, see WithClientOutcome) decides from the
 // status or the error whether the call is a sample, a drop or nothing; a body read that fails
-// is classified again with its error. A base transport, a body or a classifier that panics
-// frees the slot without a sample, and the panic goes on to the caller.
-func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...Option) http.RoundTripper {
+// is judged again with its error. A base transport, a body or an outcome function that
+// panics frees the slot without a sample, and the panic goes on to the caller.
+//
+// Transport sends the class of each request's context (adaptivelimit.WithClass) in the
+// x-criticality header (see WithClassHeader). It panics if l is nil or an option is invalid.
+func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...ClientOption) http.RoundTripper {
+	o := newClientOptions(l, opts)
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	o := newOptions(opts)
-	return &transport{l: l, base: base, classify: o.client, classes: o.classOptions}
+	return &transport{l: l, base: base, classify: o.outcome, o: o}
 }
 
 type transport struct {
 	l        *adaptivelimit.Limiter
 	base     http.RoundTripper
 	classify func(resp *http.Response, err error) adaptivelimit.Outcome
-	classes  classOptions
+	o        clientOptions
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.classes.bypassed(req) {
+	if t.o.bypass(req) {
 		return t.base.RoundTrip(req)
 	}
-	p, req, err := t.classes.acquireClient(t.l, req)
+	p, req, err := t.o.acquire(t.l, req)
 	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close() // a RoundTripper closes the request body, even on errors
