@@ -22,7 +22,7 @@ import (
 func ExampleUnaryServerInterceptor() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{Name: "health", InitialLimit: 1, MaxLimit: 1})
 	// The health service stands in for an application's here: by default it bypasses the limit.
-	noBypass := grpclimit.WithBypass(nil)
+	noBypass := grpclimit.WithBypass(func(context.Context, string) bool { return false })
 	srv := grpc.NewServer(
 		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter, noBypass)),
 		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter, noBypass)),
@@ -53,7 +53,7 @@ func ExampleUnaryServerInterceptor() {
 func ExampleUnaryClientInterceptor() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{Name: "inventory", InitialLimit: 1, MaxLimit: 1})
 	// The health service stands in for an application's here: by default it bypasses the limit.
-	noBypass := grpclimit.WithBypass(nil)
+	noBypass := grpclimit.WithBypass(func(context.Context, string) bool { return false })
 	cc, _ := grpc.NewClient("passthrough:///inventory.internal:443", // never dialed here
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithChainUnaryInterceptor(grpclimit.UnaryClientInterceptor(limiter, noBypass)),
