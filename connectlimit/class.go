@@ -130,9 +130,7 @@ func WithClassHeader(header string) Option {
 // context the handler gets: with the class in it.
 func (i *interceptor) acquireHandler(ctx context.Context, spec connect.Spec, header http.Header) (context.Context, adaptivelimit.Permit, error) {
 	if f := i.o.class.f; f != nil {
-		if class := f(ctx, spec, header); class != "" {
-			ctx = adaptivelimit.WithClass(ctx, class)
-		}
+		return integration.AcquireClass(ctx, i.l, f(ctx, spec, header))
 	}
 	p, err := i.l.AcquireContext(ctx)
 	return ctx, p, err

@@ -98,28 +98,15 @@ func (s *classSource) check(l *adaptivelimit.Limiter) {
 	}
 }
 
-// classOf returns the context of a call to a server, with its class where WithClassFrom
-// names one: the context in which it waits for a slot, and that its handler gets.
-func (s *classSource) classOf(ctx context.Context, fullMethod string) context.Context {
+// acquire takes a slot for a call to a server, for its class where WithClassFrom names
+// one, waiting as the limiter's MaxWait allows within ctx, and returns the context its
+// handler gets: with the class in it.
+func (s *classSource) acquire(l *adaptivelimit.Limiter, ctx context.Context, fullMethod string) (context.Context, adaptivelimit.Permit, error) {
 	if s.f == nil {
-		return ctx
+		p, err := l.AcquireContext(ctx)
+		return ctx, p, err
 	}
-	if class := s.f(ctx, fullMethod); class != "" {
-		ctx = adaptivelimit.WithClass(ctx, class)
-	}
-	return ctx
-}
-
-// classOfStream is classOf for a stream, whose handler gets the context through ss.
-func (s *classSource) classOfStream(ss grpc.ServerStream, info *grpc.StreamServerInfo) (context.Context, grpc.ServerStream) {
-	ctx := streamContext(ss)
-	if s.f == nil {
-		return ctx, ss
-	}
-	if cctx := s.classOf(ctx, streamMethod(info)); cctx != ctx {
-		return cctx, &classStream{ServerStream: ss, ctx: cctx}
-	}
-	return ctx, ss
+	return integration.AcquireClass(ctx, l, s.f(ctx, fullMethod))
 }
 
 type classStream struct {

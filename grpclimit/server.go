@@ -27,8 +27,7 @@ func UnaryServerInterceptor(l *adaptivelimit.Limiter, opts ...ServerOption) grpc
 		if s.o.bypass(ctx, method) {
 			return handler(ctx, req)
 		}
-		ctx = s.o.class.classOf(ctx, method)
-		err = s.run(ctx, func(md metadata.MD) error { return grpc.SetTrailer(ctx, md) }, func() error {
+		err = s.run(ctx, method, func(md metadata.MD) error { return grpc.SetTrailer(ctx, md) }, func(ctx context.Context) error {
 			resp, err = handler(ctx, req)
 			return err
 		})
@@ -44,8 +43,11 @@ func StreamServerInterceptor(l *adaptivelimit.Limiter, opts ...ServerOption) grp
 		if s.o.bypassedStream(ss, info) {
 			return handler(srv, ss)
 		}
-		ctx, ss := s.o.class.classOfStream(ss, info)
-		return s.run(ctx, func(md metadata.MD) error { ss.SetTrailer(md); return nil }, func() error {
+		streamCtx := streamContext(ss)
+		return s.run(streamCtx, streamMethod(info), func(md metadata.MD) error { ss.SetTrailer(md); return nil }, func(ctx context.Context) error {
+			if ctx != streamCtx { // the class's context
+				ss = &classStream{ServerStream: ss, ctx: ctx}
+			}
 			return handler(srv, ss)
 		})
 	}
@@ -62,10 +64,10 @@ func newServer(l *adaptivelimit.Limiter, opts []ServerOption) *server {
 	return &server{l: l, o: o, pushback: pushbackMillis(o.pushback)}
 }
 
-// run runs handler inside the limit, for ctx's class, or rejects the call with the pushback
-// trailer.
-func (s *server) run(ctx context.Context, setTrailer func(metadata.MD) error, handler func() error) error {
-	p, err := s.l.AcquireContext(ctx)
+// run runs handler inside the limit, for the call's class, with the context that carries it,
+// or rejects the call with the pushback trailer.
+func (s *server) run(ctx context.Context, method string, setTrailer func(metadata.MD) error, handler func(ctx context.Context) error) error {
+	ctx, p, err := s.o.class.acquire(s.l, ctx, method)
 	if err != nil {
 		if s.pushback != "" {
 			_ = setTrailer(metadata.Pairs(PushbackKey, s.pushback))
@@ -73,7 +75,7 @@ func (s *server) run(ctx context.Context, setTrailer func(metadata.MD) error, ha
 		return rejected(err, s.o.code)
 	}
 	defer p.Cancel() // the handler or the outcome function panicked: Finish has not cleared p
-	err = handler()
+	err = handler(ctx)
 	p.Finish(s.o.outcome(err))
 	return err
 }

@@ -100,14 +100,8 @@ func (s *classSource) acquire(l *adaptivelimit.Limiter, r *http.Request) (adapti
 		p, err := l.AcquireContext(r.Context())
 		return p, r, err
 	}
-	class := s.f(r)
-	if class == "" {
-		p, err := l.AcquireContext(r.Context())
-		return p, r, err
-	}
-	ctx := adaptivelimit.WithClass(r.Context(), class)
-	p, err := l.AcquireContext(ctx)
-	if err == nil {
+	ctx, p, err := integration.AcquireClass(r.Context(), l, s.f(r))
+	if err == nil && ctx != r.Context() {
 		r = r.WithContext(ctx)
 	}
 	return p, r, err
