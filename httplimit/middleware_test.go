@@ -89,7 +89,7 @@ func TestMiddlewareClassifies(t *testing.T) {
 	}{
 		{"success", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }, nil, "sample"},
 		{"no write", func(w http.ResponseWriter, r *http.Request) {}, nil, "sample"},
-		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, nil, "sample"},
+		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, nil, "none"},
 		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, nil, "drop"},
 		{"504", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(504) }, nil, "drop"},
 		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, nil, "none"},
