@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -109,6 +110,7 @@ func TestHandlerRejection(t *testing.T) {
 		{"default", nil, connect.CodeResourceExhausted, "1"},
 		{"options", []connectlimit.Option{connectlimit.WithRejectionCode(connect.CodeUnavailable), connectlimit.WithRetryAfter(2500 * time.Millisecond)}, connect.CodeUnavailable, "3"},
 		{"no Retry-After", []connectlimit.Option{connectlimit.WithRetryAfter(0)}, connect.CodeResourceExhausted, ""},
+		{"Retry-After clamped", []connectlimit.Option{connectlimit.WithRetryAfter(math.MaxInt64)}, connect.CodeResourceExhausted, "2147483647"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := limittest.Fixed(t, "rejection", 1)
