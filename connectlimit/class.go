@@ -66,7 +66,7 @@ type ClassSource interface {
 // it on to the next server. s is called before the call takes a slot.
 //
 // NewInterceptor panics if s is nil, or if a ClassMap maps a value to a name that breaks the
-// rule of class names (docs/configuration.md) or, on a limiter with classes, that is none of
+// rule of class names (docs/integrations.md) or, on a limiter with classes, that is none of
 // its classes.
 func WithClassFrom[S ClassSource](s S) Option {
 	var src classSource

@@ -51,7 +51,7 @@ type ClassSource interface {
 // the next server. s is called before the request takes a slot.
 //
 // Middleware panics, when it is built, if s is nil, or if a ClassMap maps a value to a name
-// that breaks the rule of class names (docs/configuration.md) or, on a limiter with classes,
+// that breaks the rule of class names (docs/integrations.md) or, on a limiter with classes,
 // that is none of its classes.
 func WithClassFrom[S ClassSource](s S) ServerOption {
 	var src classSource
