@@ -23,7 +23,7 @@ func TestNamesThatCannotTravel(t *testing.T) {
 	} {
 		_, err := New(c.cfg)
 		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Code() != CodeInvalidTuning || !errors.Is(err, ErrInvalidTuning) ||
+		if !errors.As(err, &ce) || ce.Code() != "R4C-REG-001" || !errors.Is(err, ErrInvalidTuning) ||
 			ce.Key != c.key || ce.Value != c.value || ce.Rule == "" {
 			t.Errorf("New(%+v) = %v, want R4C-REG-001 for %s = %q", c.cfg, err, c.key, c.value)
 		}
@@ -47,7 +47,7 @@ func TestRegistryNamesThatCannotTravel(t *testing.T) {
 	}
 	_, err = r.Limiter("caf\xe9", Site{})
 	var ce *ConfigError
-	if !errors.As(err, &ce) || ce.Code() != CodeInvalidTuning || ce.Key != "name" || ce.Value != "caf\xe9" {
+	if !errors.As(err, &ce) || ce.Code() != "R4C-REG-001" || ce.Key != "name" || ce.Value != "caf\xe9" {
 		t.Fatalf("Limiter(\"caf\\xe9\") = %v, want R4C-REG-001 for name", err)
 	}
 	if _, err := r.Limiter("orders", Site{}); err != nil {

@@ -23,6 +23,6 @@
 // vocabulary, which httplimit and grpclimit share, is in docs/integrations.md.
 //
 // connect handlers are http.Handlers, so httplimit's Middleware sheds for them too; but
-// connect clients read its 503 as CodeUnavailable, and only this package classifies a
+// connect clients read its 503 as CodeUnavailable, and only this package judges a
 // call by its connect code.
 package connectlimit

@@ -34,14 +34,13 @@ func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...ClientO
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	return &transport{l: l, base: base, classify: o.outcome, o: o}
+	return &transport{l: l, base: base, o: o}
 }
 
 type transport struct {
-	l        *adaptivelimit.Limiter
-	base     http.RoundTripper
-	classify func(resp *http.Response, err error) adaptivelimit.Outcome
-	o        clientOptions
+	l    *adaptivelimit.Limiter
+	base http.RoundTripper
+	o    clientOptions
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -55,16 +54,16 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	defer p.Cancel() // base or the classifier panicked, or the body holds p
+	defer p.Cancel() // base or the outcome function panicked, or the body holds p
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
-		p.Finish(t.classify(nil, withDeadline(req, err)))
+		p.Finish(t.o.outcome(nil, withDeadline(req, err)))
 		return nil, err
 	}
 	if resp == nil {
 		return nil, nil // base broke the RoundTripper contract: its caller reports it
 	}
-	outcome := t.classify(resp, nil)
+	outcome := t.o.outcome(resp, nil)
 	if _, ok := resp.Body.(io.ReadWriteCloser); ok || resp.Body == nil {
 		// A switched protocol (101): the body is a connection, which is no longer a call. Or
 		// no body at all, which a custom RoundTripper may return for a 204 or a HEAD: the
@@ -72,7 +71,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		p.Finish(outcome)
 		return resp, nil
 	}
-	b := &body{ReadCloser: resp.Body, outcome: outcome, resp: resp, classify: t.classify}
+	b := &body{ReadCloser: resp.Body, outcome: outcome, resp: resp, judge: t.o.outcome}
 	b.p, p = p, adaptivelimit.Permit{} // the body finishes it
 	resp.Body = b
 	return resp, nil
@@ -100,7 +99,7 @@ type body struct {
 	p        adaptivelimit.Permit
 	outcome  adaptivelimit.Outcome
 	resp     *http.Response
-	classify func(resp *http.Response, err error) adaptivelimit.Outcome
+	judge    func(resp *http.Response, err error) adaptivelimit.Outcome
 	finished atomic.Bool // Close may run beside Read
 }
 
@@ -110,8 +109,8 @@ func (b *body) Read(buf []byte) (int, error) {
 	case err == io.EOF:
 		b.finish(b.outcome)
 	case err != nil && b.finished.CompareAndSwap(false, true):
-		defer b.p.Cancel() // the classifier panicked
-		b.p.Finish(b.classify(b.resp, withDeadline(b.resp.Request, err)))
+		defer b.p.Cancel() // the outcome function panicked
+		b.p.Finish(b.judge(b.resp, withDeadline(b.resp.Request, err)))
 	}
 	return n, err
 }
