@@ -52,6 +52,10 @@ type Snapshot struct {
 	Cancelled uint64 // permits cancelled: no sample
 
 	Classes []ClassSnapshot // each priority class of Config.Classes, in its order; nil without classes
+	// Calls of a classed limiter that named a class it does not have, through AcquireClass or
+	// a context's class (WithClass); they went to the lowest class. "" names no class and is
+	// not counted. 0 without classes.
+	UnknownClass uint64
 }
 
 // Snapshots returns the snapshots of limiters, in the order given: what an exporter of
@@ -93,6 +97,7 @@ func (l *Limiter) Snapshot() Snapshot {
 	s.WindowLatency = s.Last.MeanLatency
 	if l.mode == classed {
 		s.Classes = l.classes.snapshots()
+		s.UnknownClass = l.classes.unknowns()
 	}
 	return s
 }
