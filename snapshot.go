@@ -54,16 +54,6 @@ type Snapshot struct {
 	Classes []ClassSnapshot // each priority class of Config.Classes, in its order; nil without classes
 }
 
-// Snapshots returns the snapshots of limiters, in the order given: what an exporter of
-// metrics reads at each collection.
-func Snapshots(limiters ...*Limiter) []Snapshot {
-	snaps := make([]Snapshot, len(limiters))
-	for i, l := range limiters {
-		snaps[i] = l.Snapshot()
-	}
-	return snaps
-}
-
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
 // calls, for metrics.
 func (l *Limiter) Snapshot() Snapshot {
