@@ -446,7 +446,7 @@ func TestClassConfigErrors(t *testing.T) {
 		_, err := New(Config{Name: "api", Classes: tc.classes})
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce, "%v", tc.classes)
-		require.Equal(t, CodeInvalidTuning, ce.Code())
+		require.Equal(t, "R4C-REG-001", ce.Code())
 		require.ErrorIs(t, err, ErrInvalidTuning)
 		require.Equal(t, "classes", ce.Key)
 		require.Equal(t, formatClasses(tc.classes), ce.Value)
@@ -498,10 +498,10 @@ func TestClassesKey(t *testing.T) {
 		require.Equal(t, tc.text, ce.Value)
 		require.Equal(t, 3, ce.Line)
 		require.Contains(t, ce.Rule, tc.rule)
-		require.Equal(t, CodeInvalidTuning, ce.Code())
+		require.Equal(t, "R4C-REG-001", ce.Code())
 	}
 	var c Config
-	rule, _, _ := keyNamed("classes").set(&c, "none")
+	rule, _ := keyNamed("classes").set(&c, "none")
 	require.Empty(t, rule)
 	require.Nil(t, c.Classes)
 }

@@ -286,9 +286,6 @@ func elapsed(start, now int64) uint64 {
 // once, at the end.
 func (l *Limiter) timed() bool { return l.cfg.Algorithm != AIMD }
 
-// Name returns the limiter's instance id.
-func (l *Limiter) Name() string { return l.cfg.Name }
-
 // Limit returns how many calls may run at once now.
 func (l *Limiter) Limit() int { return int(l.slots.limit.Load()) }
 

@@ -192,7 +192,7 @@ func TestNoTrafficNoChange(t *testing.T) {
 			clock.Advance(time.Second)
 		}
 		s := l.Snapshot()
-		require.Equal(t, DefaultInitialLimit, s.Limit)
+		require.Equal(t, defaultInitialLimit, s.Limit)
 		require.Zero(t, s.Windows)
 	})
 }
@@ -401,7 +401,7 @@ func TestSnapshot(t *testing.T) {
 		},
 		Successes: 10,
 	}, s, "the first sample closes the window; it saw 1 in flight, fewer than half of 10")
-	require.Equal(t, "inventory", l.Name())
+	require.Equal(t, "inventory", l.Snapshot().Name)
 }
 
 func TestSystemClocks(t *testing.T) {

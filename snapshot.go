@@ -67,16 +67,6 @@ func (s Snapshot) Decisions(c Cause) (kept, up, down uint64) {
 	return n[limitKept], n[limitUp], n[limitDown]
 }
 
-// Snapshots returns the snapshots of limiters, in the order given: what an exporter of
-// metrics reads at each collection.
-func Snapshots(limiters ...*Limiter) []Snapshot {
-	snaps := make([]Snapshot, len(limiters))
-	for i, l := range limiters {
-		snaps[i] = l.Snapshot()
-	}
-	return snaps
-}
-
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
 // calls, for metrics.
 func (l *Limiter) Snapshot() Snapshot {
