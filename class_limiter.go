@@ -75,7 +75,7 @@ func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
 // doneClass is done for a classed limiter. The slot goes back to its pool before DropOn or a
 // Clock that may panic runs, so that a panic leaves nothing held; a clock that cannot panic
 // is read before, so that the sample does not time the release.
-func (l *Limiter) doneClass(p Permit, err error, drop uint64) {
+func (l *Limiter) doneClass(p ticket, err error, drop uint64) {
 	var now int64
 	if l.src.kind != sourceOther {
 		now = l.src.now()

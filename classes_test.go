@@ -33,7 +33,7 @@ func takeAll(t *testing.T, l *Limiter, class string) []Permit {
 			require.ErrorIs(t, err, ErrLimitExceeded)
 			return permits
 		}
-		permits = append(permits, p)
+		permits = append(permits, p.Move())
 		require.LessOrEqual(t, len(permits), l.Limit(), "more permits than the limit")
 	}
 }
@@ -209,7 +209,7 @@ func TestClassFinishing(t *testing.T) {
 	l := newClassed(t, 10, threeClasses)
 	p, err := l.AcquireClass("critical")
 	require.NoError(t, err)
-	q := p
+	q := copyOf(&p)
 	p.Done(nil)
 	p.Done(nil) // cleared: nothing
 	require.Panics(t, func() { q.Done(nil) }, "a copy finished twice")
@@ -405,7 +405,7 @@ func TestClassDryRunAndDisabled(t *testing.T) {
 	for range 8 {
 		p, err := l.AcquireClass("standard")
 		require.NoError(t, err)
-		std = append(std, p)
+		std = append(std, p.Move())
 	}
 	snap := l.Snapshot()
 	require.True(t, snap.DryRun)

@@ -48,7 +48,7 @@ func fuzzTraffic(t *testing.T, l *Limiter, clock *ManualClock, ops []byte) {
 		switch b % 8 {
 		case 0, 1, 2:
 			if p, err := l.Acquire(); err == nil {
-				held = append(held, p)
+				held = append(held, p.Move())
 			} else if !errors.Is(err, ErrLimitExceeded) {
 				t.Fatalf("op %d: Acquire: %v", i, err)
 			}
@@ -164,7 +164,7 @@ func FuzzWindow(f *testing.F) {
 			switch b % 10 {
 			case 0, 1, 2:
 				if p, err := l.Acquire(); err == nil {
-					held = append(held, call{p, now})
+					held = append(held, call{p.Move(), now})
 				}
 			case 3, 4:
 				finish(nil)
@@ -207,7 +207,7 @@ func FuzzWindow(f *testing.F) {
 			if err != nil {
 				t.Fatalf("nothing held, and Acquire: %v", err)
 			}
-			held = append(held, call{p, clock.now.Load()})
+			held = append(held, call{p.Move(), clock.now.Load()})
 			finish(nil)
 		}
 		clock.now.Add(int64(time.Second))

@@ -26,15 +26,14 @@ type StreamPermit struct {
 	after    chan struct{} // closed when ctx's finish ends
 }
 
-// NewStreamPermit takes over the permit *p holds, for a stream whose context is ctx, and
-// clears *p: the caller no longer finishes it, and a deferred p.Cancel does nothing. End(nil) is a sample, End(err) what classify says of err. If ctx is done
-// before the stream ends, the permit is finished with ctx.Err() on the goroutine that
-// context.AfterFunc starts: nothing could recover a panic there, so a classify (or a Clock)
-// that panics frees the slot without a sample, and its panic is dropped rather than let it
-// end the process.
+// NewStreamPermit takes over the permit *p holds (see Permit.Move), for a stream whose
+// context is ctx: the caller no longer finishes it, and a deferred p.Cancel does nothing.
+// End(nil) is a sample, End(err) what classify says of err. If ctx is done before the stream
+// ends, the permit is finished with ctx.Err() on the goroutine that context.AfterFunc
+// starts: nothing could recover a panic there, so a classify (or a Clock) that panics frees
+// the slot without a sample, and its panic is dropped rather than let it end the process.
 func NewStreamPermit(ctx context.Context, p *adaptivelimit.Permit, classify func(error) adaptivelimit.Outcome) *StreamPermit {
-	s := &StreamPermit{classify: classify, after: make(chan struct{})}
-	s.p, *p = *p, adaptivelimit.Permit{}
+	s := &StreamPermit{p: p.Move(), classify: classify, after: make(chan struct{})}
 	s.stop = context.AfterFunc(ctx, func() {
 		defer close(s.after)
 		defer func() { _ = recover() }()

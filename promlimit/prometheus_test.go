@@ -156,7 +156,7 @@ func freeze(t *testing.T, l *adaptivelimit.Limiter, waiters int) (release func()
 		if err != nil {
 			break
 		}
-		held = append(held, p)
+		held = append(held, p.Move())
 	}
 	require.Len(t, held, l.Limit())
 	var wg sync.WaitGroup

@@ -133,10 +133,10 @@ type limiterGate struct {
 func (g limiterGate) acquire(class int32) (adaptivelimit.Permit, bool) {
 	if g.classes == nil {
 		p, err := g.l.Acquire()
-		return p, err == nil
+		return p.Move(), err == nil
 	}
 	p, err := g.l.AcquireClass(g.classes[class])
-	return p, err == nil
+	return p.Move(), err == nil
 }
 
 func (g limiterGate) release(p *adaptivelimit.Permit, err error) { p.Done(err) }
