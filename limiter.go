@@ -129,7 +129,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 	default:
 		n = l.takeUnenforced()
 	}
-	p := Permit{l: l, start: untimed, inFlight: n, counted: counted}
+	p := ticket{l: l, start: untimed, inFlight: n, counted: counted}
 	if l.timed() {
 		if l.src.kind == sourceTicks {
 			p.start = clock.Ticks() // the default clock, read without the call through now
@@ -137,7 +137,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 			p.start = l.nowHolding(counted)
 		}
 	}
-	return p, nil
+	return Permit{ticket: p}, nil
 }
 
 func (l *Limiter) reject() (Permit, error) {
@@ -190,7 +190,7 @@ func (l *Limiter) abandon(counted bool) {
 
 // dropOn reports whether DropOn takes err for a drop. A DropOn that panics frees the slot
 // of p, and the panic goes on.
-func (l *Limiter) dropOn(p Permit, err error) bool {
+func (l *Limiter) dropOn(p ticket, err error) bool {
 	ok := false
 	defer func() {
 		if !ok {
@@ -211,7 +211,7 @@ const untimed = math.MaxInt64
 // A drop of 1 makes the sample a drop whatever err is: the caller has classified the call.
 // The slot is freed before the sample is added, so finishing a permit twice panics without
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
-func (l *Limiter) done(p Permit, err error, drop uint64) {
+func (l *Limiter) done(p ticket, err error, drop uint64) {
 	if l.mode == classed {
 		l.doneClass(p, err, drop)
 		return
@@ -263,7 +263,7 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 }
 
 // cancel frees p's slot without a sample.
-func (l *Limiter) cancel(p Permit) {
+func (l *Limiter) cancel(p ticket) {
 	if l.mode == classed {
 		l.freeClass(p.inFlight)
 	} else {
@@ -285,9 +285,6 @@ func elapsed(start, now int64) uint64 {
 // timed reports whether calls are timed: AIMD uses no latency, so its calls read the clock
 // once, at the end.
 func (l *Limiter) timed() bool { return l.cfg.Algorithm != AIMD }
-
-// Name returns the limiter's instance id.
-func (l *Limiter) Name() string { return l.cfg.Name }
 
 // Limit returns how many calls may run at once now.
 func (l *Limiter) Limit() int { return int(l.slots.limit.Load()) }

@@ -36,11 +36,11 @@ func (p *Permit) Finish(o Outcome) {
 		p.Done(nil)
 		return
 	}
-	q := *p
+	q := p.ticket
 	if q.l == nil {
 		return
 	}
-	*p = Permit{}
+	p.ticket = ticket{}
 	if o == Drop {
 		q.l.noteDrop(q.start)
 		q.l.done(q, nil, 1)

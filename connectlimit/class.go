@@ -95,25 +95,16 @@ func (s *classSource) check(l *adaptivelimit.Limiter) {
 	if s.set && s.f == nil {
 		panic("connectlimit: WithClassFrom(nil)")
 	}
-	classes := limiterClasses(l)
+	classes := l.Classes()
 	for _, name := range s.names {
 		switch {
 		case name == "": // the lowest class, said explicitly
 		case !integration.Sendable(name):
 			panic(fmt.Sprintf("connectlimit: HeaderClass maps to class %q, whose name breaks the rule of class names", name))
 		case classes != nil && !slices.Contains(classes, name):
-			panic(fmt.Sprintf("connectlimit: HeaderClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Name(), classes))
+			panic(fmt.Sprintf("connectlimit: HeaderClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Snapshot().Name, classes))
 		}
 	}
-}
-
-// limiterClasses returns the names of l's classes, nil without classes.
-func limiterClasses(l *adaptivelimit.Limiter) []string {
-	var names []string
-	for _, c := range l.Snapshot().Classes {
-		names = append(names, c.Name)
-	}
-	return names
 }
 
 // WithClassHeader names the header in which a client's interceptor sends the priority class
@@ -133,7 +124,7 @@ func (i *interceptor) acquireHandler(ctx context.Context, spec connect.Spec, hea
 		return integration.AcquireClass(ctx, i.l, f(ctx, spec, header))
 	}
 	p, err := i.l.AcquireContext(ctx)
-	return ctx, p, err
+	return ctx, p.Move(), err
 }
 
 // acquireClient takes a slot for a call that a client sends, for its context's class,
@@ -142,10 +133,10 @@ func (i *interceptor) acquireHandler(ctx context.Context, spec connect.Spec, hea
 func (i *interceptor) acquireClient(ctx context.Context) (send string, p adaptivelimit.Permit, err error) {
 	p, err = i.l.AcquireContext(ctx)
 	if err != nil || i.o.header == "" {
-		return "", p, err
+		return "", p.Move(), err
 	}
 	if class, ok := adaptivelimit.ClassFromContext(ctx); ok && integration.Sendable(class) {
 		send = class
 	}
-	return send, p, nil
+	return send, p.Move(), nil
 }

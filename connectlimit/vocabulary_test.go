@@ -79,4 +79,11 @@ func TestUnsendableClassNotSent(t *testing.T) {
 		require.Equal(t, uint64(5), s.Successes, protocol.name)
 		require.Zero(t, s.Drops, protocol.name)
 	}
+
+	// No limiter can have such a class: a classed one counts it.
+	classed := limittest.Classed(t, "classed", 2)
+	c := newClients(url, hc, connect.WithInterceptors(connectlimit.NewInterceptor(classed)))
+	_, err := c.callSay(adaptivelimit.WithClass(context.Background(), "del\x7f"), "")
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), classed.Snapshot().UnknownClass)
 }

@@ -86,14 +86,14 @@ func (s *classSource) check(l *adaptivelimit.Limiter) {
 	if s.set && s.f == nil {
 		panic("grpclimit: WithClassFrom(nil)")
 	}
-	classes := limiterClasses(l)
+	classes := l.Classes()
 	for _, name := range s.names {
 		switch {
 		case name == "": // the lowest class, said explicitly
 		case !integration.Sendable(name):
 			panic(fmt.Sprintf("grpclimit: MetadataClass maps to class %q, whose name breaks the rule of class names", name))
 		case classes != nil && !slices.Contains(classes, name):
-			panic(fmt.Sprintf("grpclimit: MetadataClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Name(), classes))
+			panic(fmt.Sprintf("grpclimit: MetadataClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Snapshot().Name, classes))
 		}
 	}
 }
@@ -104,7 +104,7 @@ func (s *classSource) check(l *adaptivelimit.Limiter) {
 func (s *classSource) acquire(l *adaptivelimit.Limiter, ctx context.Context, fullMethod string) (context.Context, adaptivelimit.Permit, error) {
 	if s.f == nil {
 		p, err := l.AcquireContext(ctx)
-		return ctx, p, err
+		return ctx, p.Move(), err
 	}
 	return integration.AcquireClass(ctx, l, s.f(ctx, fullMethod))
 }
@@ -136,13 +136,4 @@ func (o *clientOptions) sendClass(ctx context.Context) context.Context {
 		ctx = metadata.AppendToOutgoingContext(ctx, o.metadata, class)
 	}
 	return ctx
-}
-
-// limiterClasses returns the names of l's classes, nil without classes.
-func limiterClasses(l *adaptivelimit.Limiter) []string {
-	var names []string
-	for _, c := range l.Snapshot().Classes {
-		names = append(names, c.Name)
-	}
-	return names
 }

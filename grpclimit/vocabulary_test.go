@@ -78,6 +78,13 @@ func TestUnsendableClassNotSent(t *testing.T) {
 	s := l.Snapshot()
 	require.Equal(t, uint64(4), s.Successes)
 	require.Zero(t, s.Drops)
+
+	// No limiter can have such a class: a classed one counts it.
+	classed := limittest.Classed(t, "classed", 2)
+	cc = dial(t, "tcp", e, nil, grpc.WithUnaryInterceptor(grpclimit.UnaryClientInterceptor(classed)))
+	require.NoError(t, unary(adaptivelimit.WithClass(context.Background(), "café"), cc, "hi"))
+	require.Equal(t, "[]", seen[4])
+	require.Equal(t, uint64(1), classed.Snapshot().UnknownClass)
 }
 
 // A call whose context is done before it asks for a slot fails with its context's code,

@@ -80,14 +80,14 @@ func (s *classSource) check(l *adaptivelimit.Limiter) {
 	if s.set && s.f == nil {
 		panic("httplimit: WithClassFrom(nil)")
 	}
-	classes := limiterClasses(l)
+	classes := l.Classes()
 	for _, name := range s.names {
 		switch {
 		case name == "": // the lowest class, said explicitly
 		case !integration.Sendable(name):
 			panic(fmt.Sprintf("httplimit: HeaderClass maps to class %q, whose name breaks the rule of class names", name))
 		case classes != nil && !slices.Contains(classes, name):
-			panic(fmt.Sprintf("httplimit: HeaderClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Name(), classes))
+			panic(fmt.Sprintf("httplimit: HeaderClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Snapshot().Name, classes))
 		}
 	}
 }
@@ -98,13 +98,13 @@ func (s *classSource) check(l *adaptivelimit.Limiter) {
 func (s *classSource) acquire(l *adaptivelimit.Limiter, r *http.Request) (adaptivelimit.Permit, *http.Request, error) {
 	if s.f == nil {
 		p, err := l.AcquireContext(r.Context())
-		return p, r, err
+		return p.Move(), r, err
 	}
 	ctx, p, err := integration.AcquireClass(r.Context(), l, s.f(r))
 	if err == nil && ctx != r.Context() {
 		r = r.WithContext(ctx)
 	}
-	return p, r, err
+	return p.Move(), r, err
 }
 
 // WithClassHeader names the header in which Transport sends the priority class of each
@@ -124,7 +124,7 @@ func WithClassHeader(header string) ClientOption {
 func (o *clientOptions) acquire(l *adaptivelimit.Limiter, req *http.Request) (adaptivelimit.Permit, *http.Request, error) {
 	p, err := l.AcquireContext(req.Context())
 	if err != nil || o.header == "" {
-		return p, req, err
+		return p.Move(), req, err
 	}
 	if class, ok := adaptivelimit.ClassFromContext(req.Context()); ok && integration.Sendable(class) {
 		req = req.Clone(req.Context())
@@ -133,14 +133,5 @@ func (o *clientOptions) acquire(l *adaptivelimit.Limiter, req *http.Request) (ad
 		}
 		req.Header[o.header] = []string{class}
 	}
-	return p, req, err
-}
-
-// limiterClasses returns the names of l's classes, nil without classes.
-func limiterClasses(l *adaptivelimit.Limiter) []string {
-	var names []string
-	for _, c := range l.Snapshot().Classes {
-		names = append(names, c.Name)
-	}
-	return names
+	return p.Move(), req, err
 }

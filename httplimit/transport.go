@@ -72,7 +72,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	b := &body{ReadCloser: resp.Body, outcome: outcome, resp: resp, judge: t.o.outcome}
-	b.p, p = p, adaptivelimit.Permit{} // the body finishes it
+	b.p = p.Move() // the body finishes it
 	resp.Body = b
 	return resp, nil
 }

@@ -77,6 +77,16 @@ func TestTransportSendsClass(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, "", seen[4], `WithClassHeader("") sends none`)
+
+	// No limiter can have such a class: a classed one counts it.
+	classed := limittest.Classed(t, "classed", 2)
+	c = &http.Client{Transport: httplimit.Transport(classed, srv.Client().Transport)}
+	req, _ = http.NewRequestWithContext(adaptivelimit.WithClass(context.Background(), "a\r\nb"), http.MethodGet, srv.URL, nil)
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, "", seen[5])
+	require.Equal(t, uint64(1), classed.Snapshot().UnknownClass)
 }
 
 // Retry-After is clamped to 2147483647 seconds: never negative, never wrapped.
@@ -133,6 +143,6 @@ func TestWaits(t *testing.T) {
 		resp, err := c.Get(srv.URL)
 		require.NoError(t, err)
 		require.NoError(t, resp.Body.Close())
-		require.Equal(t, 200, resp.StatusCode, lim.Name())
+		require.Equal(t, 200, resp.StatusCode, lim.Snapshot().Name)
 	}
 }

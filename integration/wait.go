@@ -22,16 +22,16 @@ func Waits(l *adaptivelimit.Limiter) bool { return hook.Waits(l) }
 func AcquireClass(ctx context.Context, l *adaptivelimit.Limiter, class string) (context.Context, adaptivelimit.Permit, error) {
 	if class == "" {
 		p, err := l.AcquireContext(ctx)
-		return ctx, p, err
+		return ctx, p.Move(), err
 	}
 	if !hook.Waits(l) {
 		p, err := l.AcquireClass(class)
 		if err != nil {
-			return ctx, p, err
+			return ctx, p.Move(), err
 		}
-		return adaptivelimit.WithClass(ctx, class), p, nil
+		return adaptivelimit.WithClass(ctx, class), p.Move(), nil
 	}
 	ctx = adaptivelimit.WithClass(ctx, class)
 	p, err := l.AcquireContext(ctx)
-	return ctx, p, err
+	return ctx, p.Move(), err
 }

@@ -40,7 +40,7 @@ func WhileWaiting(t testing.TB, l *adaptivelimit.Limiter, n int, call func(waiti
 		if err != nil {
 			t.Fatalf("call %d of a limit of %d rejected: %v", i+1, n, err)
 		}
-		held = append(held, p)
+		held = append(held, p.Move())
 	}
 	waiting, stop := make(chan struct{}, 1), make(chan struct{})
 	waited := make(chan bool, 1)

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric/embedded"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // claimed holds the names of the limiters that Register observes, by meter provider: two
@@ -30,14 +31,18 @@ func claim(mp metric.MeterProvider, limiters []*adaptivelimit.Limiter) (release 
 	if comparable && claimed.names[mp] != nil {
 		taken = claimed.names[mp]
 	}
-	for i, l := range limiters {
-		if taken[l.Name()] {
-			for _, l := range limiters[:i] {
-				delete(taken, l.Name())
+	names := make([]string, len(limiters))
+	for i, s := range integration.Snapshots(limiters...) {
+		names[i] = s.Name
+	}
+	for i, name := range names {
+		if taken[name] {
+			for _, name := range names[:i] {
+				delete(taken, name)
 			}
-			return nil, fmt.Errorf("otellimit: two limiters are named %q in one meter provider: their observations would be the same (set Config.Name)", l.Name())
+			return nil, fmt.Errorf("otellimit: two limiters are named %q in one meter provider: their observations would be the same (set Config.Name)", name)
 		}
-		taken[l.Name()] = true
+		taken[name] = true
 	}
 	if !comparable {
 		return func() {}, nil
@@ -49,8 +54,8 @@ func claim(mp metric.MeterProvider, limiters []*adaptivelimit.Limiter) (release 
 	return func() {
 		claimed.Lock()
 		defer claimed.Unlock()
-		for _, l := range limiters {
-			delete(taken, l.Name())
+		for _, name := range names {
+			delete(taken, name)
 		}
 		if len(taken) == 0 {
 			delete(claimed.names, mp)

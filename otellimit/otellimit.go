@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // ScopeName is the instrumentation scope of the instruments: the package's import path.
@@ -33,7 +34,7 @@ func Register(mp metric.MeterProvider, limiters ...*adaptivelimit.Limiter) (metr
 	if err != nil {
 		return nil, err
 	}
-	reg, err := register(mp, func() []adaptivelimit.Snapshot { return adaptivelimit.Snapshots(limiters...) })
+	reg, err := register(mp, func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
 	if err != nil {
 		release()
 		return nil, err
@@ -53,6 +54,12 @@ var kind = attribute.String("kind", "adaptivelimit")
 var outcomes = [...]attribute.KeyValue{
 	attribute.String("outcome", "success"), attribute.String("outcome", "drop"), attribute.String("outcome", "ignored"),
 	attribute.String("outcome", "cancelled"), attribute.String("outcome", "rejected"),
+}
+
+// directions are the values of the decisions' attribute "direction", in the order of
+// Snapshot.Decisions' results.
+var directions = [...]attribute.KeyValue{
+	attribute.String("direction", "kept"), attribute.String("direction", "up"), attribute.String("direction", "down"),
 }
 
 // instruments are the observable instruments, created in one meter.
@@ -137,11 +144,11 @@ func (in *instruments) observe(o metric.Observer, s adaptivelimit.Snapshot) {
 	for i, n := range [len(outcomes)]uint64{s.Successes, s.Drops, s.Ignored, s.Cancelled, rejected} {
 		count(in.calls, n, outcomes[i])
 	}
-	for cause, byDirection := range s.Decisions {
-		for direction, n := range byDirection {
+	for cause := range adaptivelimit.Causes() {
+		kept, up, down := s.Decisions(cause)
+		for i, n := range [len(directions)]uint64{kept, up, down} {
 			if n != 0 {
-				count(in.decisions, n, attribute.String("reason", adaptivelimit.Cause(cause).String()),
-					attribute.String("direction", adaptivelimit.Direction(direction).String()))
+				count(in.decisions, n, attribute.String("reason", cause.String()), directions[i])
 			}
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // NewCollector returns a collector of the limiters' metrics. Register it once. Two limiters
@@ -23,7 +24,7 @@ import (
 // fails, with an error that names the name.
 func NewCollector(limiters ...*adaptivelimit.Limiter) prometheus.Collector {
 	limiters = slices.Clone(limiters)
-	c := newCollector(func() []adaptivelimit.Snapshot { return adaptivelimit.Snapshots(limiters...) })
+	c := newCollector(func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
 	c.err = duplicate(limiters)
 	return c
 }
@@ -37,14 +38,18 @@ func NewRegistryCollector(r *adaptivelimit.Registry) prometheus.Collector {
 // duplicate returns the error of the first name that two of limiters have, or nil.
 func duplicate(limiters []*adaptivelimit.Limiter) error {
 	seen := make(map[string]bool, len(limiters))
-	for _, l := range limiters {
-		if seen[l.Name()] {
-			return fmt.Errorf("promlimit: two limiters are named %q: their series would be the same (set Config.Name)", l.Name())
+	for _, s := range integration.Snapshots(limiters...) {
+		if seen[s.Name] {
+			return fmt.Errorf("promlimit: two limiters are named %q: their series would be the same (set Config.Name)", s.Name)
 		}
-		seen[l.Name()] = true
+		seen[s.Name] = true
 	}
 	return nil
 }
+
+// directions are the values of the decisions' label "direction", in the order of
+// Snapshot.Decisions' results.
+var directions = [...]string{"kept", "up", "down"}
 
 var (
 	rejectedDesc = prometheus.NewDesc("r4c_calls_rejected_total",
@@ -135,10 +140,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(callsDesc, s.Ignored, s.Name, "ignored")
 		counter(callsDesc, s.Cancelled, s.Name, "cancelled")
 		counter(callsDesc, rejected, s.Name, "rejected")
-		for cause, byDirection := range s.Decisions {
-			for direction, n := range byDirection {
+		for cause := range adaptivelimit.Causes() {
+			kept, up, down := s.Decisions(cause)
+			for i, n := range [len(directions)]uint64{kept, up, down} {
 				if n != 0 {
-					counter(decisionsDesc, n, s.Name, adaptivelimit.Cause(cause).String(), adaptivelimit.Direction(direction).String())
+					counter(decisionsDesc, n, s.Name, cause.String(), directions[i])
 				}
 			}
 		}
