@@ -87,14 +87,16 @@ type classSource struct {
 	f     func(ctx context.Context, spec connect.Spec, header http.Header) string
 	names []string
 	set   bool // WithClassFrom was given
+	slots integration.ClassAcquirer
 }
 
-// check panics if WithClassFrom was given nil, or a ClassMap names a class that no call
-// could be given.
-func (s *classSource) check(l *adaptivelimit.Limiter) {
+// bind binds s to l, the limiter it takes slots of. It panics if WithClassFrom was given
+// nil, or a ClassMap names a class that no call could be given.
+func (s *classSource) bind(l *adaptivelimit.Limiter) {
 	if s.set && s.f == nil {
 		panic("connectlimit: WithClassFrom(nil)")
 	}
+	s.slots = integration.NewClassAcquirer(l)
 	classes := l.Classes()
 	for _, name := range s.names {
 		switch {
@@ -121,7 +123,7 @@ func WithClassHeader(header string) Option {
 // context the handler gets: with the class in it.
 func (i *interceptor) acquireHandler(ctx context.Context, spec connect.Spec, header http.Header) (context.Context, adaptivelimit.Permit, error) {
 	if f := i.o.class.f; f != nil {
-		return integration.AcquireClass(ctx, i.l, f(ctx, spec, header))
+		return i.o.class.slots.Acquire(ctx, f(ctx, spec, header))
 	}
 	p, err := i.l.AcquireContext(ctx)
 	return ctx, p.Move(), err

@@ -56,7 +56,7 @@ func newOptions(l *adaptivelimit.Limiter, opts []Option) options {
 	}
 	mustSet(o.outcome != nil, "WithOutcome")
 	mustSet(o.bypass != nil, "WithBypass")
-	o.class.check(l)
+	o.class.bind(l)
 	return o
 }
 

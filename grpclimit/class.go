@@ -78,14 +78,16 @@ type classSource struct {
 	f     func(ctx context.Context, fullMethod string) string
 	names []string
 	set   bool // WithClassFrom was given
+	slots integration.ClassAcquirer
 }
 
-// check panics if WithClassFrom was given nil, or a ClassMap names a class that no call
-// could be given.
-func (s *classSource) check(l *adaptivelimit.Limiter) {
+// bind binds s to l, the limiter it takes slots of. It panics if WithClassFrom was given
+// nil, or a ClassMap names a class that no call could be given.
+func (s *classSource) bind(l *adaptivelimit.Limiter) {
 	if s.set && s.f == nil {
 		panic("grpclimit: WithClassFrom(nil)")
 	}
+	s.slots = integration.NewClassAcquirer(l)
 	classes := l.Classes()
 	for _, name := range s.names {
 		switch {
@@ -106,7 +108,7 @@ func (s *classSource) acquire(l *adaptivelimit.Limiter, ctx context.Context, ful
 		p, err := l.AcquireContext(ctx)
 		return ctx, p.Move(), err
 	}
-	return integration.AcquireClass(ctx, l, s.f(ctx, fullMethod))
+	return s.slots.Acquire(ctx, s.f(ctx, fullMethod))
 }
 
 type classStream struct {

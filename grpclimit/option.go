@@ -104,7 +104,7 @@ func newServerOptions(l *adaptivelimit.Limiter, opts []ServerOption) serverOptio
 		opt.server(&o)
 	}
 	o.check(l)
-	o.class.check(l)
+	o.class.bind(l)
 	return o
 }
 

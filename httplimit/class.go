@@ -72,14 +72,16 @@ type classSource struct {
 	f     func(*http.Request) string
 	names []string
 	set   bool // WithClassFrom was given
+	slots integration.ClassAcquirer
 }
 
-// check panics if WithClassFrom was given nil, or a ClassMap names a class that no request
-// could be given.
-func (s *classSource) check(l *adaptivelimit.Limiter) {
+// bind binds s to l, the limiter it takes slots of. It panics if WithClassFrom was given
+// nil, or a ClassMap names a class that no request could be given.
+func (s *classSource) bind(l *adaptivelimit.Limiter) {
 	if s.set && s.f == nil {
 		panic("httplimit: WithClassFrom(nil)")
 	}
+	s.slots = integration.NewClassAcquirer(l)
 	classes := l.Classes()
 	for _, name := range s.names {
 		switch {
@@ -100,7 +102,7 @@ func (s *classSource) acquire(l *adaptivelimit.Limiter, r *http.Request) (adapti
 		p, err := l.AcquireContext(r.Context())
 		return p.Move(), r, err
 	}
-	ctx, p, err := integration.AcquireClass(r.Context(), l, s.f(r))
+	ctx, p, err := s.slots.Acquire(r.Context(), s.f(r))
 	if err == nil && ctx != r.Context() {
 		r = r.WithContext(ctx)
 	}

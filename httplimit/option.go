@@ -98,7 +98,7 @@ func newServerOptions(l *adaptivelimit.Limiter, opts []ServerOption) serverOptio
 	}
 	mustSet(o.outcome != nil, "WithServerOutcome")
 	mustSet(o.bypass != nil, "WithBypass")
-	o.class.check(l)
+	o.class.bind(l)
 	return o
 }
 

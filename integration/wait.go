@@ -7,31 +7,38 @@ import (
 	"github.com/resilience4cata/adaptivelimit/internal/hook"
 )
 
-// Waits reports whether l's callers of AcquireContext may wait for a slot: whether its
-// Config.MaxWait is set. Where it is not, AcquireContext takes a slot as Acquire does, and a
-// server can take its call's slot for a class with AcquireClass, without first building the
-// context that carries the class: so that a rejection costs what it did before waiting was
-// possible. It panics if l is nil.
-func Waits(l *adaptivelimit.Limiter) bool { return hook.Waits(l) }
+// A ClassAcquirer takes the slots of a server's calls for their priority classes (see
+// adaptivelimit.WithClass). Where its limiter may wait (Config.MaxWait), a call waits as
+// AcquireContext does, bounded by its context; otherwise the slot is taken as AcquireClass
+// takes it, and the class's context is built only for an admitted call, so that a rejection
+// costs what it costs without waiting. Whether the limiter may wait is read once, by
+// NewClassAcquirer: a limiter's Config does not change.
+type ClassAcquirer struct {
+	l     *adaptivelimit.Limiter
+	waits bool
+}
 
-// AcquireClass takes a slot of l for a server's call of class (see adaptivelimit.WithClass)
-// whose context is ctx, and returns the context its handler gets: with the class in it. Where
-// l may wait (Waits), it waits as AcquireContext does, bounded by ctx; otherwise it takes the
-// slot as AcquireClass does, and builds the class's context only for an admitted call. A
-// class of "" takes the slot of ctx's own class, the lowest where it has none.
-func AcquireClass(ctx context.Context, l *adaptivelimit.Limiter, class string) (context.Context, adaptivelimit.Permit, error) {
+// NewClassAcquirer returns the ClassAcquirer of l. It panics if l is nil.
+func NewClassAcquirer(l *adaptivelimit.Limiter) ClassAcquirer {
+	return ClassAcquirer{l: l, waits: hook.Waits(l)}
+}
+
+// Acquire takes a slot for a call of class whose context is ctx, and returns the context its
+// handler gets: with the class in it. A class of "" takes the slot of ctx's own class, the
+// lowest where it has none.
+func (a *ClassAcquirer) Acquire(ctx context.Context, class string) (context.Context, adaptivelimit.Permit, error) {
 	if class == "" {
-		p, err := l.AcquireContext(ctx)
+		p, err := a.l.AcquireContext(ctx)
 		return ctx, p.Move(), err
 	}
-	if !hook.Waits(l) {
-		p, err := l.AcquireClass(class)
+	if !a.waits {
+		p, err := a.l.AcquireClass(class)
 		if err != nil {
 			return ctx, p.Move(), err
 		}
 		return adaptivelimit.WithClass(ctx, class), p.Move(), nil
 	}
 	ctx = adaptivelimit.WithClass(ctx, class)
-	p, err := l.AcquireContext(ctx)
+	p, err := a.l.AcquireContext(ctx)
 	return ctx, p.Move(), err
 }
