@@ -57,9 +57,7 @@ type Snapshot struct {
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
 // calls, for metrics.
 func (l *Limiter) Snapshot() Snapshot {
-	if l == nil || l.rejection == nil {
-		panicUnusable()
-	}
+	l.checkUsable()
 	s := Snapshot{
 		Name:      l.cfg.Name,
 		Algorithm: l.cfg.Algorithm,
