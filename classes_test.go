@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -538,4 +539,85 @@ func TestClassNoAllocations(t *testing.T) {
 		clock.Advance(time.Millisecond)
 		p.Done(nil)
 	}), "a call that closes a window")
+}
+
+// Classes lists the class names highest first, in a copy; nil without classes.
+func TestClassesNames(t *testing.T) {
+	l := newClassed(t, 10, threeClasses)
+	names := l.Classes()
+	require.Equal(t, []string{"critical", "standard", "sheddable"}, names)
+	names[0] = "changed"
+	require.Equal(t, []string{"critical", "standard", "sheddable"}, l.Classes(), "the caller's copy")
+
+	plain, err := New(Config{})
+	require.NoError(t, err)
+	require.Nil(t, plain.Classes())
+	require.Panics(t, func() { (&Limiter{}).Classes() })
+}
+
+// A call that names a class the limiter lacks goes to the lowest class, and is counted; ""
+// names none and is not. The count is monotone and counts rejected calls too.
+func TestClassUnknownCounted(t *testing.T) {
+	l := newClassed(t, 10, threeClasses)
+	require.Zero(t, l.Snapshot().UnknownClass)
+
+	p, err := l.AcquireClass("bogus")
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 0, 1}, classInFlight(l), "the lowest class")
+	require.Equal(t, uint64(1), l.Snapshot().UnknownClass)
+
+	q, err := l.AcquireContext(WithClass(context.Background(), "critical "))
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 0, 2}, classInFlight(l))
+	require.Equal(t, uint64(2), l.Snapshot().UnknownClass, "through the context")
+
+	for _, known := range []func() (Permit, error){
+		func() (Permit, error) { return l.AcquireClass("critical") },
+		func() (Permit, error) { return l.AcquireClass("") },
+		l.Acquire,
+		func() (Permit, error) { return l.AcquireContext(context.Background()) },
+		func() (Permit, error) { return l.AcquireContext(WithClass(context.Background(), "standard")) },
+		func() (Permit, error) {
+			return Do(WithClass(context.Background(), "sheddable"), l, func(context.Context) (Permit, error) { return Permit{}, nil })
+		},
+	} {
+		r, err := known()
+		require.NoError(t, err)
+		r.Done(nil)
+	}
+	require.Equal(t, uint64(2), l.Snapshot().UnknownClass, "known names, \"\" and no class are not counted")
+
+	held := takeAll(t, l, "sheddable")
+	_, err = l.AcquireClass("nope")
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	require.Equal(t, uint64(3), l.Snapshot().UnknownClass, "a rejected call is counted too")
+	finishAll(held)
+	p.Done(nil)
+	q.Done(nil)
+
+	// A limiter without classes counts nothing.
+	plain, err := New(Config{})
+	require.NoError(t, err)
+	r, err := plain.AcquireClass("bogus")
+	require.NoError(t, err)
+	r.Done(nil)
+	require.Zero(t, plain.Snapshot().UnknownClass)
+}
+
+// The count adds up across goroutines: no count is lost.
+func TestClassUnknownCountedConcurrently(t *testing.T) {
+	l := newClassed(t, 1000, threeClasses)
+	const goroutines, calls = 8, 500
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range calls {
+				if p, err := l.AcquireClass("unknown"); err == nil {
+					p.Done(nil)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, uint64(goroutines*calls), l.Snapshot().UnknownClass)
 }

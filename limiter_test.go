@@ -139,7 +139,6 @@ func TestOutcomes(t *testing.T) {
 				last := l.Snapshot().Last
 				require.Equal(t, tc.samples+1, last.Samples)
 				require.Equal(t, tc.drops, last.Drops)
-				require.Equal(t, tc.drops > 0, last.Dropped)
 			})
 		}
 	})
@@ -408,10 +407,10 @@ func TestSnapshot(t *testing.T) {
 	require.Equal(t, Snapshot{
 		Name: "inventory", Algorithm: Gradient2, Limit: 10, MinLimit: 2, MaxLimit: 50,
 		Windows: 1, WindowLatency: 20 * time.Millisecond, LongLatency: 20 * time.Millisecond,
-		Decisions: decisions(CauseAppLimited, LimitKept),
+		decisions: decisions(CauseAppLimited, limitKept),
 		Last: Decision{
 			Samples: 1, MeanLatency: 20 * time.Millisecond, MaxInFlight: 1,
-			LongLatency: 20 * time.Millisecond, AppLimited: true, Cause: CauseAppLimited, LimitBefore: 10, LimitAfter: 10,
+			LongLatency: 20 * time.Millisecond, Cause: CauseAppLimited, LimitBefore: 10, LimitAfter: 10,
 		},
 		Successes: 10,
 	}, s, "the first sample closes the window; it saw 1 in flight, fewer than half of 10")

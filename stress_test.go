@@ -212,7 +212,7 @@ func watch(r reporter, l *Limiter, stop <-chan struct{}, checks *atomic.Int64) {
 			s.Rejected >= prev.Rejected && s.Windows >= prev.Windows && s.LimitChanges >= prev.LimitChanges &&
 			s.LimitChanges <= s.Windows &&
 			(s.Windows == 0 || s.Last.Samples >= c.MinWindowSamples && s.Last.Drops <= s.Last.Samples &&
-				s.Last.Dropped == (s.Last.Drops > 0) && s.Last.MeanLatency < time.Minute &&
+				s.Last.MeanLatency < time.Minute &&
 				s.Last.LimitAfter >= c.MinLimit && s.Last.LimitAfter <= c.MaxLimit)
 		if !ok {
 			r.Errorf("snapshot breaks an invariant: %+v after %+v", s, prev)

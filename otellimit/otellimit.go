@@ -44,6 +44,12 @@ var outcomes = [...]attribute.KeyValue{
 	attribute.String("outcome", "cancelled"), attribute.String("outcome", "rejected"),
 }
 
+// directions are the values of the decisions' attribute "direction", in the order of
+// Snapshot.Decisions' results.
+var directions = [...]attribute.KeyValue{
+	attribute.String("direction", "kept"), attribute.String("direction", "up"), attribute.String("direction", "down"),
+}
+
 // instruments are the observable instruments, created in one meter.
 type instruments struct {
 	rejected, changes, windows, calls, decisions, abandoned, dryRun metric.Int64ObservableCounter
@@ -126,11 +132,11 @@ func (in *instruments) observe(o metric.Observer, s adaptivelimit.Snapshot) {
 	for i, n := range [len(outcomes)]uint64{s.Successes, s.Drops, s.Ignored, s.Cancelled, rejected} {
 		count(in.calls, n, outcomes[i])
 	}
-	for cause, byDirection := range s.Decisions {
-		for direction, n := range byDirection {
+	for cause := range adaptivelimit.Causes() {
+		kept, up, down := s.Decisions(cause)
+		for i, n := range [len(directions)]uint64{kept, up, down} {
 			if n != 0 {
-				count(in.decisions, n, attribute.String("reason", adaptivelimit.Cause(cause).String()),
-					attribute.String("direction", adaptivelimit.Direction(direction).String()))
+				count(in.decisions, n, attribute.String("reason", cause.String()), directions[i])
 			}
 		}
 	}

@@ -209,11 +209,11 @@ func expectedSeries(snaps []adaptivelimit.Snapshot) map[string]float64 {
 		put("r4c_adaptivelimit_limit_changes_total", float64(s.LimitChanges))
 		put("r4c_adaptivelimit_window_latency_seconds", s.WindowLatency.Seconds())
 		put("r4c_adaptivelimit_baseline_latency_seconds", s.LongLatency.Seconds())
-		for c := range s.Decisions {
-			for d, n := range s.Decisions[c] {
+		for c := range adaptivelimit.Causes() {
+			kept, up, down := s.Decisions(c)
+			for d, n := range map[string]uint64{"kept": kept, "up": up, "down": down} {
 				if n != 0 {
-					put("r4c_adaptivelimit_decisions_total", float64(n),
-						"reason", adaptivelimit.Cause(c).String(), "direction", adaptivelimit.Direction(d).String())
+					put("r4c_adaptivelimit_decisions_total", float64(n), "reason", c.String(), "direction", d)
 				}
 			}
 		}

@@ -31,6 +31,10 @@ func NewRegistryCollector(r *adaptivelimit.Registry) prometheus.Collector {
 	return newCollector(r.Snapshot)
 }
 
+// directions are the values of the decisions' label "direction", in the order of
+// Snapshot.Decisions' results.
+var directions = [...]string{"kept", "up", "down"}
+
 var (
 	rejectedDesc = prometheus.NewDesc("r4c_calls_rejected_total",
 		"Calls rejected at once because the limit was full; in a dry run, calls that would have been.",
@@ -113,10 +117,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(callsDesc, s.Ignored, s.Name, "ignored")
 		counter(callsDesc, s.Cancelled, s.Name, "cancelled")
 		counter(callsDesc, rejected, s.Name, "rejected")
-		for cause, byDirection := range s.Decisions {
-			for direction, n := range byDirection {
+		for cause := range adaptivelimit.Causes() {
+			kept, up, down := s.Decisions(cause)
+			for i, n := range [len(directions)]uint64{kept, up, down} {
 				if n != 0 {
-					counter(decisionsDesc, n, s.Name, adaptivelimit.Cause(cause).String(), adaptivelimit.Direction(direction).String())
+					counter(decisionsDesc, n, s.Name, cause.String(), directions[i])
 				}
 			}
 		}
