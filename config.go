@@ -105,8 +105,11 @@ type Config struct {
 	// the limit it reserves. Default none: every call is equal. At most ClassesCeiling.
 	Classes []Class
 
-	// DropOn reports whether a call's error means the dependency is overloaded. Default
-	// DefaultDropOn. If it panics, the call's slot is freed and the panic goes on.
+	// DropOn reports whether a call's error means the dependency is overloaded: the call is
+	// then a drop, a sample marked as one. AIMD, Vegas and LossDelay back off on drops;
+	// Gradient2 reads latency only and takes a drop for its latency alone, so that fast drops
+	// (a 503, an inner ErrLimitExceeded) raise its limit. Default DefaultDropOn. If it panics,
+	// the call's slot is freed and the panic goes on.
 	DropOn func(error) bool
 
 	// Disabled admits every call and measures nothing.
@@ -166,7 +169,7 @@ const (
 )
 
 // resolved returns c with every unset field set to its default, or the error of the first
-// invalid field, in the order of the fields.
+// invalid field, as validate orders them.
 func (c Config) resolved() (Config, error) {
 	c = c.withDefaults()
 	c.Classes = slices.Clone(c.Classes) // the caller's slice may change after New
@@ -174,13 +177,17 @@ func (c Config) resolved() (Config, error) {
 }
 
 // withDefaults returns c with every unset field set to its default. An unset InitialLimit
-// is clamped into the bounds.
+// is clamped into the bounds where they are valid.
 func (c Config) withDefaults() Config {
 	setDefault(&c.Name, defaultName)
 	setDefault(&c.Algorithm, Gradient2)
 	setDefault(&c.MinLimit, defaultMinLimit)
 	setDefault(&c.MaxLimit, defaultMaxLimit)
-	setDefault(&c.InitialLimit, min(max(defaultInitialLimit, c.MinLimit), c.MaxLimit))
+	initial := defaultInitialLimit
+	if 1 <= c.MinLimit && c.MinLimit <= c.MaxLimit && c.MaxLimit <= limitCeiling {
+		initial = min(max(initial, c.MinLimit), c.MaxLimit) // else the bounds' error, not its
+	}
+	setDefault(&c.InitialLimit, initial)
 	setDefault(&c.Window, defaultWindow)
 	setDefault(&c.MinWindowSamples, defaultMinWindowSamples)
 	if c.Algorithm == Vegas {
@@ -209,8 +216,10 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate returns the error of the first invalid field of c, in the order of the fields. It
-// takes every field as it is: a zero is invalid, not unset, where 0 is out of range.
+// validate returns the error of the first invalid field of c, in the order of keys (the
+// configuration reference's table), where minLimit above maxLimit comes before initialLimit
+// outside them, since the bounds must be in order to judge it. It takes every field as it
+// is: a zero is invalid, not unset, where 0 is out of range.
 func (c Config) validate() error {
 	v := validator{instance: c.Name}
 	if !names.Name(c.Name) {
@@ -219,10 +228,10 @@ func (c Config) validate() error {
 	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas && c.Algorithm != LossDelay {
 		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd, vegas or lossdelay", ErrInvalidTuning)
 	}
+	v.bound("initialLimit", c.InitialLimit, "the initial limit")
 	v.bound("minLimit", c.MinLimit, "a limit bound")
 	v.bound("maxLimit", c.MaxLimit, "a limit bound")
-	v.bound("initialLimit", c.InitialLimit, "the initial limit")
-	if v.err == nil {
+	if v.err == nil { // the bounds in order before initialLimit is judged against them
 		if c.MinLimit > c.MaxLimit {
 			v.fail("minLimit", c.MinLimit, fmt.Sprintf("must not exceed maxLimit (%d)", c.MaxLimit), ErrOutOfRange)
 		} else if c.InitialLimit >= 1 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
@@ -233,10 +242,10 @@ func (c Config) validate() error {
 		v.fail("window", c.Window, "must lie in [1ms, 1h]", ErrOutOfRange)
 	}
 	v.count("minWindowSamples", c.MinWindowSamples, minWindowSamplesCeiling)
-	v.count("longWindow", c.LongWindow, windowsCeiling)
-	v.count("queueSize", c.QueueSize, queueSizeCeiling)
 	v.tuning("smoothing", c.Smoothing, c.Smoothing > 0 && c.Smoothing <= 1, "must lie in (0, 1]")
 	v.tuning("rttTolerance", c.RTTTolerance, c.RTTTolerance >= 1, "must be at least 1")
+	v.count("longWindow", c.LongWindow, windowsCeiling)
+	v.count("queueSize", c.QueueSize, queueSizeCeiling)
 	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
 	v.tuning("lossThreshold", c.LossThreshold, c.LossThreshold > 0 && c.LossThreshold < 1, "must lie in (0, 1)")
 	v.tuning("delayTolerance", c.DelayTolerance, c.DelayTolerance >= 1, "must be at least 1")

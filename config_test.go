@@ -97,7 +97,8 @@ func TestConfigErrors(t *testing.T) {
 		{Config{MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("maxLimit = %d: a limit bound must not exceed 16777216", math.MaxInt)},
 		{Config{MaxLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "maxLimit = 16777217: a limit bound must not exceed 16777216"},
 		{Config{MinLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 16777217: a limit bound must not exceed 16777216"},
-		{Config{InitialLimit: math.MaxInt, MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("maxLimit = %d:", math.MaxInt)},
+		{Config{InitialLimit: math.MaxInt, MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("initialLimit = %d:", math.MaxInt)},
+		{Config{MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("maxLimit = %d:", math.MaxInt)},
 		{Config{InitialLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "initialLimit = 16777217: the initial limit must not exceed 16777216"},
 		{Config{MinLimit: 10, MaxLimit: 5}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 10: must not exceed maxLimit (5)"},
 		{Config{MinLimit: 300}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 300: must not exceed maxLimit (200)"},
@@ -182,4 +183,65 @@ func TestWaitOrderString(t *testing.T) {
 	require.Equal(t, "fifo", FIFO.String())
 	require.Equal(t, "lifo", LIFO.String())
 	require.Equal(t, "WaitOrder(-1)", WaitOrder(-1).String())
+}
+
+// New reports the first invalid field in the order of the configuration reference's table
+// (keys): of any two invalid fields, the one listed first. docs/configuration.md says so.
+func TestConfigErrorsInTableOrder(t *testing.T) {
+	invalid := map[string]func(*Config){ // a value of each key's field that New refuses
+		"algorithm":        func(c *Config) { c.Algorithm = 9 },
+		"initialLimit":     func(c *Config) { c.InitialLimit = -1 },
+		"minLimit":         func(c *Config) { c.MinLimit = -1 },
+		"maxLimit":         func(c *Config) { c.MaxLimit = -1 },
+		"window":           func(c *Config) { c.Window = time.Microsecond },
+		"minWindowSamples": func(c *Config) { c.MinWindowSamples = -1 },
+		"smoothing":        func(c *Config) { c.Smoothing = 2 },
+		"rttTolerance":     func(c *Config) { c.RTTTolerance = 0.5 },
+		"longWindow":       func(c *Config) { c.LongWindow = -1 },
+		"queueSize":        func(c *Config) { c.QueueSize = -1 },
+		"backoffRatio":     func(c *Config) { c.BackoffRatio = 0.1 },
+		"lossThreshold":    func(c *Config) { c.LossThreshold = 2 },
+		"delayTolerance":   func(c *Config) { c.DelayTolerance = 0.5 },
+		"increaseRatio":    func(c *Config) { c.IncreaseRatio = 2 },
+		"probeInterval":    func(c *Config) { c.ProbeInterval = -1 },
+		"relearnAfter":     func(c *Config) { c.RelearnAfter = -1 },
+		"latencyCeiling":   func(c *Config) { c.LatencyCeiling = -time.Millisecond },
+		"alpha":            func(c *Config) { c.Alpha = -1 },
+		"beta":             func(c *Config) { c.Alpha, c.Beta = 2, 1 },
+		"probeMultiplier":  func(c *Config) { c.ProbeMultiplier = -1 },
+		"maxWait":          func(c *Config) { c.MaxWait = -time.Second },
+		"maxWaiters":       func(c *Config) { c.MaxWaiters = -1 },
+		"waitOrder":        func(c *Config) { c.WaitOrder = 7 },
+		"classes":          func(c *Config) { c.Classes = []Class{{Name: ""}} },
+	}
+	var order []string // the keys with an invalid value, in the table's order
+	for _, k := range keys {
+		if invalid[k.name] != nil {
+			order = append(order, k.name)
+		} else {
+			require.Contains(t, []string{"enabled", "dryRun"}, k.name, "a key without an invalid value here")
+		}
+	}
+	require.Len(t, order, len(invalid), "every invalid value is of a key")
+	reported := func(names ...string) string {
+		var c Config
+		for i := len(names) - 1; i >= 0; i-- { // the first one's value last: alpha's over beta's
+			invalid[names[i]](&c)
+		}
+		_, err := New(c)
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce, "%v", names)
+		return ce.Key
+	}
+	for i, first := range order {
+		require.Equal(t, first, reported(first))
+		for _, later := range order[i+1:] {
+			require.Equal(t, first, reported(first, later), "%s and %s invalid", first, later)
+		}
+	}
+	// The case: smoothing is listed before longWindow.
+	_, err := New(Config{Smoothing: 2, LongWindow: -1})
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "smoothing", ce.Key)
 }

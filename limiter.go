@@ -12,8 +12,9 @@ import (
 // latency holds, down when it rises or calls are dropped. A full limiter rejects at once, or,
 // where Config.MaxWait is set, lets callers of AcquireContext wait for a slot.
 //
-// A Limiter is safe for concurrent use. Create one with New; Acquire, AcquireContext and
-// Snapshot panic on a nil or zero Limiter, and a Limiter must not be copied.
+// A Limiter is safe for concurrent use. Create one with New: every method of a nil or zero
+// Limiter, and Do with one, panics with "adaptivelimit: nil or zero *Limiter". A Limiter must
+// not be copied.
 type Limiter struct {
 	slots  slots
 	window windowState
@@ -147,6 +148,14 @@ func (l *Limiter) reject() (Permit, error) {
 	}
 	l.stripes.reject()
 	return Permit{}, err
+}
+
+// checkUsable panics on a nil or zero Limiter, which New never returns: for the methods off
+// the call path, which take the time to say so rather than report a limit of 0.
+func (l *Limiter) checkUsable() {
+	if l == nil || l.rejection == nil {
+		panicUnusable()
+	}
 }
 
 func panicUnusable() {
@@ -287,11 +296,15 @@ func elapsed(start, now int64) uint64 {
 func (l *Limiter) timed() bool { return l.cfg.Algorithm != AIMD }
 
 // Limit returns how many calls may run at once now.
-func (l *Limiter) Limit() int { return int(l.slots.limit.Load()) }
+func (l *Limiter) Limit() int {
+	l.checkUsable()
+	return int(l.slots.limit.Load())
+}
 
 // InFlight returns how many calls hold a slot now. While calls start and finish beside it,
 // it may count fewer, never more.
 func (l *Limiter) InFlight() int {
+	l.checkUsable()
 	if l.mode == leasing && l.slots.lease.Load() > leaseOn {
 		return int(max(l.stripes.held(), 0)) // a cache may hold idle slots: see lease.go
 	}

@@ -301,7 +301,10 @@ func TestUnusableLimiter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			require.PanicsWithValue(t, msg, func() { _, _ = l.Acquire() })
 			require.PanicsWithValue(t, msg, func() { _, _ = l.AcquireContext(context.Background()) })
+			require.PanicsWithValue(t, msg, func() { _, _ = l.AcquireClass("critical") })
 			require.PanicsWithValue(t, msg, func() { _ = l.Snapshot() })
+			require.PanicsWithValue(t, msg, func() { _ = l.Limit() })
+			require.PanicsWithValue(t, msg, func() { _ = l.InFlight() })
 			require.PanicsWithValue(t, msg, func() {
 				_, _ = Do(context.Background(), l, func(context.Context) (int, error) { return 0, nil })
 			})

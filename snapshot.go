@@ -70,9 +70,7 @@ func (s Snapshot) Decisions(c Cause) (kept, up, down uint64) {
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
 // calls, for metrics.
 func (l *Limiter) Snapshot() Snapshot {
-	if l == nil || l.rejection == nil {
-		panicUnusable()
-	}
+	l.checkUsable()
 	s := Snapshot{
 		Name:      l.cfg.Name,
 		Algorithm: l.cfg.Algorithm,
