@@ -69,12 +69,29 @@ func Snapshots(limiters ...*Limiter) []Snapshot {
 }
 
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
-// calls, for metrics.
+// calls, for metrics. It allocates nothing where the snapshot does not outlive its caller's
+// frame: the classes are in an array there.
 func (l *Limiter) Snapshot() Snapshot {
+	var b snapshotBuffer
+	b.s.Classes = l.snapshot(&b)
+	return b.s
+}
+
+// snapshotBuffer is a snapshot and room for its classes, in Snapshot's frame, or its
+// caller's where it is inlined.
+type snapshotBuffer struct {
+	s       Snapshot
+	classes [ClassesCeiling]ClassSnapshot
+}
+
+// snapshot is Snapshot: it writes the limiter's state to b, and returns the classes it wrote
+// there, nil without classes.
+func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
+	s, classes := &b.s, &b.classes
 	if l == nil || l.rejection == nil {
 		panicUnusable()
 	}
-	s := Snapshot{
+	*s = Snapshot{
 		Name:      l.cfg.Name,
 		Algorithm: l.cfg.Algorithm,
 		Limit:     l.Limit(),
@@ -95,11 +112,16 @@ func (l *Limiter) Snapshot() Snapshot {
 	s.Successes = l.published.successes.report(t.samples - min(t.drops, t.samples))
 	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load(&s.Decisions)
 	s.WindowLatency = s.Last.MeanLatency
-	if l.mode == classed {
-		s.Classes = l.classes.snapshots()
-		s.UnknownClass = l.classes.unknowns()
+	if l.mode != classed {
+		return nil
 	}
-	return s
+	cs := classes[:l.classes.snapshots(classes)]
+	s.InFlight = 0
+	for _, c := range cs {
+		s.InFlight += c.InFlight
+	}
+	s.UnknownClass = l.classes.unknowns()
+	return cs
 }
 
 // published holds what the window closer publishes, for readers that take no lock: a
