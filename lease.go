@@ -6,7 +6,8 @@ import (
 	"sync/atomic"
 )
 
-// The slot path under leases (more than one P when New ran). This is its one description.
+// The slot path under leases (more than one P when New ran), of every call, classed or not.
+// This is its one description.
 //
 // The shared count (slots.taken) is the slots that calls hold plus those idle in the Ps'
 // caches (stripe.cache). It is raised only by a compare-and-swap that keeps it within the
@@ -33,6 +34,14 @@ import (
 //     before anyone is admitted; a higher limit is there for the next call.
 //   - The closing window clears leaseOn and empties the caches, so that calls made one at a
 //     time, by one goroutine on whatever P, never contend and use the exact shared count.
+//
+// A call of a priority class (classes.go) takes its slot by the same steps, with the limit
+// less what its class's ceiling holds back (class_ceiling.go) in place of the limit: a compare
+// more, on a line that changes only as the limit moves or a class is turned away. The count
+// is the classless calls' one, so at most limit calls of all classes together hold a slot,
+// whatever the ceilings read; a ceiling only decides which calls get the slots. A classed call
+// also counts itself by class on its P's line (class_counts.go), after it took its slot and
+// before it frees it. A dry run's classed calls take no lease: they add to the count.
 //
 // Each call reports the calls in flight with it, itself included. Where the lease word, read
 // before the count, says that no cache may hold an idle slot, that is the count (a slot that

@@ -28,7 +28,7 @@ type Snapshot struct {
 	Name      string
 	Algorithm Algorithm
 	Limit     int // how many calls may run at once
-	InFlight  int // how many hold a slot
+	InFlight  int // how many hold a slot; with classes, the classes' InFlight added up
 	MinLimit  int
 	MaxLimit  int
 	Disabled  bool
@@ -51,7 +51,13 @@ type Snapshot struct {
 	Ignored   uint64 // calls finished with an error that DropOn ignores, or Finish(Ignore): no sample
 	Cancelled uint64 // permits cancelled: no sample
 
-	Classes []ClassSnapshot // each priority class of Config.Classes, in its order; nil without classes
+	// Each priority class of Config.Classes, in its order; nil without classes. The classes'
+	// InFlight are read together, in two passes over the Ps' counts: each is at most its
+	// class's calls holding a slot at one moment between the passes, the same for every
+	// class, and exact when no call starts or finishes beside the snapshot. So they add up
+	// to no more than the calls holding a slot then: no more than the limit, but just after
+	// the limit fell, when the calls admitted under the higher one may still hold their slots.
+	Classes []ClassSnapshot
 	// Calls of a classed limiter that named a class it does not have, through AcquireClass or
 	// a context's class (WithClass); they went to the lowest class. "" names no class and is
 	// not counted. 0 without classes.
