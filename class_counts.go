@@ -33,10 +33,16 @@ func (l *Limiter) countAcquired(c int) {
 // countRejected counts a rejected call of class c; with total, in the limiter's rejections
 // too (Snapshot.Rejected), which a waiter that gave up has counted already.
 func (l *Limiter) countRejected(c int, total bool) {
-	s, cc, own := l.pinClass()
-	add(&cc.rejected[c], 1, own)
-	if total {
-		add(&s.rejected, 1, own)
+	if p := uintptr(procPin()); p <= l.stripes.mask {
+		bump(&l.classes.counts[p].rejected[c], 1)
+		if total {
+			bump(&l.stripes.s[p].rejected, 1)
+		}
+	} else {
+		atomic.AddUint64(&l.classes.overflow.rejected[c], 1)
+		if total {
+			atomic.AddUint64(&l.stripes.overflow.rejected, 1)
+		}
 	}
 	procUnpin()
 }

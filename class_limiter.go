@@ -35,9 +35,14 @@ func (l *Limiter) Classes() []string {
 	return slices.Clone(l.classes.names)
 }
 
-// acquireClass is AcquireClass for class c of a classed limiter.
+// acquireClass is AcquireClass for class c of a classed limiter. A call that finds every slot
+// below its ceiling held is rejected as Acquire rejects, before anything else.
 func (l *Limiter) acquireClass(c int) (Permit, error) {
-	if l.classes.dryRun {
+	cs := l.classes
+	if l.slots.allHeld(cs.ceilings.hold(c)) && !cs.dryRun {
+		return l.rejectClass(c)
+	}
+	if cs.dryRun {
 		return l.startedClass(l.takeUnenforcedClass(c), false), nil
 	}
 	f, counted, freed := l.takeClass(c)
@@ -80,16 +85,17 @@ func (l *Limiter) takeUnenforcedClass(c int) int64 {
 
 // rejectClass rejects a call of class c, and lowers the ceilings of the classes below it.
 func (l *Limiter) rejectClass(c int) (Permit, error) {
-	l.turnAway(c)
+	if c < len(l.classes.names)-1 {
+		l.turnAway(c)
+	}
 	l.countRejected(c, true)
 	return Permit{}, l.rejection
 }
 
 // turnAway lowers the ceilings of the classes below class c: a call of c found no slot.
 func (l *Limiter) turnAway(c int) {
-	if cs := l.classes; c < len(cs.names)-1 {
-		cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load())
-	}
+	cs := l.classes
+	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load())
 }
 
 // acquireClassContext is AcquireContext for a classed limiter: for the context's class, and
