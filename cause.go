@@ -1,29 +1,32 @@
 package adaptivelimit
 
-import "fmt"
+import (
+	"fmt"
+	"iter"
+)
 
-// Cause says why a window moved the limit or kept it, in one vocabulary for every
-// algorithm: LossDelay's Reason where it gave one, else what the window's decision shows.
+// Cause says why a window moved the limit or kept it, in one vocabulary for every algorithm.
 type Cause uint8
 
 const (
 	// CauseSteady: the window kept the limit, with nothing pushing it either way.
 	CauseSteady Cause = iota
-	// CauseDrop: drops backed the limit off (AIMD, Vegas; LossDelay's ReasonLoss).
+	// CauseDrop: drops backed the limit off (AIMD, Vegas, LossDelay).
 	CauseDrop
-	// CauseCeiling: the latency was above LossDelay's LatencyCeiling (ReasonCeiling).
+	// CauseCeiling: the latency was above LossDelay's LatencyCeiling; the limit backed off.
 	CauseCeiling
 	// CauseLatency: the latency rose, and the limit went down (Gradient2's gradient, Vegas's
-	// queue, LossDelay's ReasonGradient).
+	// queue, LossDelay's latency beyond DelayTolerance).
 	CauseLatency
 	// CauseGrowth: the limit went up.
 	CauseGrowth
-	// CauseAppLimited: fewer than half the slots were used, so the limit stayed
-	// (Decision.AppLimited; LossDelay's ReasonHold).
+	// CauseAppLimited: fewer than half the slots were used, so the limit stayed.
 	CauseAppLimited
-	// CauseProbe: LossDelay began or ended a probe of the no-load latency (ReasonProbe).
+	// CauseProbe: LossDelay began or ended a probe of the no-load latency: the limit halved,
+	// or came back.
 	CauseProbe
-	// CauseRelearn: LossDelay took a new baseline (ReasonRelearn).
+	// CauseRelearn: LossDelay took a new baseline, and the limit went back to before the cuts
+	// that did not bring the latency down.
 	CauseRelearn
 	// CauseBounds: the limit stayed at MinLimit with drops or a rising latency pushing it
 	// down, or at MaxLimit with nothing pushing it down.
@@ -41,63 +44,53 @@ func (c Cause) String() string {
 	return fmt.Sprintf("Cause(%d)", int(c))
 }
 
-// Direction is which way a window moved the limit.
-type Direction uint8
+// Causes returns every Cause, in order: what an exporter iterates to read
+// Snapshot.Decisions.
+func Causes() iter.Seq[Cause] {
+	return func(yield func(Cause) bool) {
+		for c := range Cause(causes) {
+			if !yield(c) {
+				return
+			}
+		}
+	}
+}
+
+// direction is which way a window moved the limit: an index of the counts of decisions.
+type direction uint8
 
 const (
-	LimitKept Direction = iota // the limit stayed
-	LimitUp                    // the limit went up
-	LimitDown                  // the limit went down
+	limitKept direction = iota
+	limitUp
+	limitDown
 
 	directions = iota
 )
 
-var directionNames = [directions]string{"kept", "up", "down"}
-
-func (d Direction) String() string {
-	if d < directions {
-		return directionNames[d]
-	}
-	return fmt.Sprintf("Direction(%d)", int(d))
-}
-
-// Decisions counts the windows that recomputed the limit, indexed by Cause and Direction:
-// Decisions[CauseDrop][LimitDown] is how many windows backed the limit off for drops. Every
-// window counts once, so the counts add up to Snapshot.Windows.
-type Decisions [causes][directions]uint64
-
-// direction is which way d moved the limit.
-func direction(d *Decision) Direction {
+// directionOf is which way d moved the limit.
+func directionOf(d *Decision) direction {
 	switch {
 	case d.LimitAfter > d.LimitBefore:
-		return LimitUp
+		return limitUp
 	case d.LimitAfter < d.LimitBefore:
-		return LimitDown
+		return limitDown
 	}
-	return LimitKept
-}
-
-// lossDelayCauses maps LossDelay's reasons to causes; ReasonNone has none.
-var lossDelayCauses = [...]Cause{
-	ReasonLoss: CauseDrop, ReasonCeiling: CauseCeiling, ReasonGradient: CauseLatency, ReasonGrowth: CauseGrowth,
-	ReasonHold: CauseAppLimited, ReasonProbe: CauseProbe, ReasonRelearn: CauseRelearn,
+	return limitKept
 }
 
 // causeOf is why the window of d moved the limit of an algorithm between minLimit and
-// maxLimit, or kept it.
+// maxLimit, or kept it. LossDelay names the cause itself, and the others where the window
+// was app-limited; otherwise it is read from the decision.
 func causeOf(alg Algorithm, d *Decision, minLimit, maxLimit int) Cause {
-	c := CauseSteady
-	if int(d.Reason) < len(lossDelayCauses) && d.Reason != ReasonNone {
-		c = lossDelayCauses[d.Reason]
-	} else {
+	c := d.Cause
+	if alg != LossDelay && c != CauseAppLimited {
 		// Gradient2 takes no notice of drops: its gradient is its only signal to go down.
-		down := d.Gradient > 0 && d.Gradient < 1 || d.Dropped && alg != Gradient2
+		dropped := d.Drops > 0 && alg != Gradient2
+		down := d.Gradient > 0 && d.Gradient < 1 || dropped
 		switch {
 		case d.LimitAfter > d.LimitBefore:
 			c = CauseGrowth
-		case d.AppLimited:
-			c = CauseAppLimited
-		case down && d.Dropped && alg != Gradient2:
+		case dropped:
 			c = CauseDrop
 		case down || d.LimitAfter < d.LimitBefore:
 			c = CauseLatency

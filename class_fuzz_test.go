@@ -62,7 +62,7 @@ func FuzzClasses(f *testing.F) {
 				if before >= ceiling {
 					t.Fatalf("class %d admitted with %d held under its ceiling of %d", c, before, ceiling)
 				}
-				held = append(held, p)
+				held = append(held, p.Move())
 				byClass[c]++
 			case 2: // finish the op%len(held)-th call
 				if len(held) > 0 {

@@ -26,9 +26,7 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 // first, in a slice of the caller's own; nil without classes. It panics on a nil or zero
 // Limiter.
 func (l *Limiter) Classes() []string {
-	if l == nil || l.rejection == nil {
-		panicUnusable()
-	}
+	l.checkUsable()
 	if l.mode != classed {
 		return nil
 	}
@@ -127,7 +125,7 @@ func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
 // may panic runs, so that a panic leaves nothing held; a clock that cannot panic is read
 // before, so that the sample does not time the release, and a call with no error adds its
 // sample while its P is pinned to free the slot.
-func (l *Limiter) doneClass(p Permit, err error, drop uint64) {
+func (l *Limiter) doneClass(p ticket, err error, drop uint64) {
 	var now int64
 	timed := l.src.kind != sourceOther
 	if timed {
@@ -179,7 +177,7 @@ func addSampleOn(s *stripe, own bool, latency, drop, peak uint64) {
 // goroutine is pinned, counting the call as freeing it before, so that a class's count is
 // never above the truth. A slot that was not held makes it report false, leaving the counts
 // as they were.
-func (l *Limiter) releaseClass(s *stripe, cc *classStripe, own bool, p Permit) (held bool) {
+func (l *Limiter) releaseClass(s *stripe, cc *classStripe, own bool, p ticket) (held bool) {
 	c := classOf(p.inFlight)
 	add(&cc.released[c], 1, own)
 	if held = l.release(s, own, p.counted); !held {
@@ -189,14 +187,14 @@ func (l *Limiter) releaseClass(s *stripe, cc *classStripe, own bool, p Permit) (
 }
 
 // ignoreClass is ignore for a classed permit.
-func (l *Limiter) ignoreClass(p Permit) {
+func (l *Limiter) ignoreClass(p ticket) {
 	l.freeClass(p)
 	l.outcomes.ignored.Add(1)
 }
 
 // freeClass frees the slot of a classed permit, and passes it on to a waiter if any. It
 // panics if the slot was not held.
-func (l *Limiter) freeClass(p Permit) {
+func (l *Limiter) freeClass(p ticket) {
 	s, cc, own := l.pinClass()
 	held := l.releaseClass(s, cc, own, p)
 	procUnpin()

@@ -41,7 +41,7 @@ func TestClassHardTotalShortPool(t *testing.T) {
 					}
 				}
 				p, err := l.AcquireClass("hi")
-				permits[i], admitted[i] = p, err == nil
+				permits[i], admitted[i] = p.Move(), err == nil
 			})
 		}
 		wg.Wait()
@@ -58,9 +58,9 @@ func acquireClassN(t *testing.T, l *Limiter, class string, n int) []Permit {
 	t.Helper()
 	permits := make([]Permit, n)
 	for i := range permits {
-		var err error
-		permits[i], err = l.AcquireClass(class)
+		p, err := l.AcquireClass(class)
 		require.NoError(t, err, "%s call %d of %d", class, i+1, n)
+		permits[i] = p.Move()
 	}
 	return permits
 }

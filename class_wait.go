@@ -37,14 +37,14 @@ func (l *Limiter) serveClasses() {
 func (l *Limiter) gaveUpClass(w *waiter, served bool) {
 	l.countRejected(classOf(w.inFlight), false) // the limiter's count has it: see waitFor
 	if served {
-		l.freeClass(Permit{l: l, inFlight: w.inFlight, counted: w.counted})
+		l.freeClass(ticket{l: l, inFlight: w.inFlight, counted: w.counted})
 	}
 }
 
 // startedClass is started for a classed limiter: its permit carries the class in f, and was
 // counted as take says. A Clock that panics frees the slot, and the panic goes on.
 func (l *Limiter) startedClass(f int64, counted bool) Permit {
-	p := Permit{l: l, start: untimed, inFlight: f, counted: counted}
+	p := ticket{l: l, start: untimed, inFlight: f, counted: counted}
 	if l.timed() {
 		if l.src.kind == sourceTicks {
 			p.start = clock.Ticks()
@@ -52,10 +52,10 @@ func (l *Limiter) startedClass(f int64, counted bool) Permit {
 			p.start = l.classNow(p)
 		}
 	}
-	return p
+	return Permit{ticket: p}
 }
 
-func (l *Limiter) classNow(p Permit) int64 {
+func (l *Limiter) classNow(p ticket) int64 {
 	if l.src.kind != sourceOther {
 		return l.src.now()
 	}

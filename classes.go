@@ -146,7 +146,7 @@ func (cs *classSet) snapshots(s *[ClassesCeiling]ClassSnapshot) int {
 // its own and a reserve in [0, 1], the reserves adding up to at most 1.
 func (v *validator) classes(classes []Class) {
 	fail := func(rule string) {
-		v.fail("classes", formatClasses(classes), rule, CodeInvalidTuning, ErrInvalidTuning)
+		v.fail("classes", formatClasses(classes), rule, ErrInvalidTuning)
 	}
 	if len(classes) > ClassesCeiling {
 		fail(fmt.Sprintf("at most %d classes", ClassesCeiling))

@@ -33,7 +33,7 @@ func takeAll(t *testing.T, l *Limiter, class string) []Permit {
 			require.ErrorIs(t, err, ErrLimitExceeded)
 			return permits
 		}
-		permits = append(permits, p)
+		permits = append(permits, p.Move())
 		require.LessOrEqual(t, len(permits), l.Limit(), "more permits than the limit")
 	}
 }
@@ -227,7 +227,7 @@ func TestClassFinishing(t *testing.T) {
 	l := newClassed(t, 10, threeClasses)
 	p, err := l.AcquireClass("critical")
 	require.NoError(t, err)
-	q := p
+	q := copyOf(&p)
 	p.Done(nil)
 	p.Done(nil) // cleared: nothing
 	require.Panics(t, func() { q.Done(nil) }, "a copy finished twice")
@@ -431,7 +431,7 @@ func TestClassDryRunAndDisabled(t *testing.T) {
 	for range 6 {
 		p, err := l.AcquireClass("standard")
 		require.NoError(t, err)
-		std = append(std, p)
+		std = append(std, p.Move())
 	}
 	snap := l.Snapshot()
 	require.True(t, snap.DryRun)
@@ -473,7 +473,7 @@ func TestClassConfigErrors(t *testing.T) {
 		_, err := New(Config{Name: "api", Classes: tc.classes})
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce, "%v", tc.classes)
-		require.Equal(t, CodeInvalidTuning, ce.Code())
+		require.Equal(t, "R4C-REG-001", ce.Code())
 		require.ErrorIs(t, err, ErrInvalidTuning)
 		require.Equal(t, "classes", ce.Key)
 		require.Equal(t, formatClasses(tc.classes), ce.Value)
@@ -525,10 +525,10 @@ func TestClassesKey(t *testing.T) {
 		require.Equal(t, tc.text, ce.Value)
 		require.Equal(t, 3, ce.Line)
 		require.Contains(t, ce.Rule, tc.rule)
-		require.Equal(t, CodeInvalidTuning, ce.Code())
+		require.Equal(t, "R4C-REG-001", ce.Code())
 	}
 	var c Config
-	rule, _, _ := keyNamed("classes").set(&c, "none")
+	rule, _ := keyNamed("classes").set(&c, "none")
 	require.Empty(t, rule)
 	require.Nil(t, c.Classes)
 }

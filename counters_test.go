@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// decisions is Decisions with one window of cause c and direction d.
-func decisions(c Cause, d Direction) Decisions {
-	var ds Decisions
+// decisions is a snapshot's decisions with one window of cause c and direction d.
+func decisions(c Cause, d direction) [causes][directions]uint64 {
+	var ds [causes][directions]uint64
 	ds[c][d] = 1
 	return ds
 }
@@ -119,7 +119,7 @@ func TestOutcomeFinishedTwice(t *testing.T) {
 	} {
 		p, err := l.Acquire()
 		require.NoError(t, err)
-		q := p
+		q := copyOf(&p)
 		finish(&p)
 		before := countsOf(l.Snapshot())
 		require.Panics(t, func() { finish(&q) })
@@ -144,11 +144,11 @@ func TestOutcomeCountsConcurrent(t *testing.T) {
 		poll(stop, func() bool {
 			s := l.Snapshot()
 			var sum uint64
-			for c := range s.Decisions {
-				for d := range s.Decisions[c] {
-					sum += s.Decisions[c][d]
-					if s.Decisions[c][d] < prev.Decisions[c][d] {
-						t.Errorf("decisions %v %v went back", Cause(c), Direction(d))
+			for c := range s.decisions {
+				for d := range s.decisions[c] {
+					sum += s.decisions[c][d]
+					if s.decisions[c][d] < prev.decisions[c][d] {
+						t.Errorf("decisions %v %v went back", Cause(c), d)
 					}
 				}
 			}

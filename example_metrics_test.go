@@ -28,16 +28,15 @@ func ExampleSnapshot_outcomes() {
 
 	s := limiter.Snapshot()
 	fmt.Println("successes", s.Successes, "drops", s.Drops, "ignored", s.Ignored, "cancelled", s.Cancelled)
-	for cause, byDirection := range s.Decisions {
-		for direction, windows := range byDirection {
-			if windows != 0 {
-				fmt.Println(adaptivelimit.Cause(cause), adaptivelimit.Direction(direction), windows)
-			}
+	for cause := range adaptivelimit.Causes() {
+		kept, up, down := s.Decisions(cause)
+		if kept+up+down != 0 {
+			fmt.Println(cause, "kept", kept, "up", up, "down", down)
 		}
 	}
 	fmt.Println("limit", s.Last.LimitBefore, "->", s.Last.LimitAfter, "for", s.Last.Cause)
 	// Output:
 	// successes 1 drops 1 ignored 1 cancelled 1
-	// drop down 1
+	// drop kept 0 up 0 down 1
 	// limit 4 -> 3 for drop
 }

@@ -28,5 +28,5 @@ func ExampleLogLimitChanges() {
 	clock.Advance(time.Second)
 	permit.Done(context.DeadlineExceeded) // a drop ends the window: AIMD backs off
 	// Output:
-	// level=INFO msg="adaptive limit changed" name=orders limitBefore=10 limitAfter=9 samples=1 drops=1 dropped=true meanLatency=0s maxInFlight=1 appLimited=false longLatency=0s gradient=0 reason=none cause=drop
+	// level=INFO msg="adaptive limit changed" name=orders limitBefore=10 limitAfter=9 samples=1 drops=1 meanLatency=0s maxInFlight=1 longLatency=0s gradient=0 cause=drop
 }

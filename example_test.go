@@ -107,7 +107,7 @@ func ExampleConfig_aimd() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
 		Name: "orders-aimd", Algorithm: adaptivelimit.AIMD, InitialLimit: 10, MinWindowSamples: 1, Clock: clock,
 		OnLimitChange: func(name string, d adaptivelimit.Decision) {
-			fmt.Printf("%s: %d -> %d (dropped: %t)\n", name, d.LimitBefore, d.LimitAfter, d.Dropped)
+			fmt.Printf("%s: %d -> %d (%s)\n", name, d.LimitBefore, d.LimitAfter, d.Cause)
 		},
 	})
 	for _, outcome := range []error{context.DeadlineExceeded, nil} {
@@ -117,13 +117,13 @@ func ExampleConfig_aimd() {
 		}
 		clock.Advance(time.Second)
 		permits[0].Done(outcome) // ends the window
-		for _, p := range permits[1:] {
-			p.Done(nil)
+		for i := 1; i < len(permits); i++ {
+			permits[i].Done(nil) // in place: finishing a copy would leave permits[i] held
 		}
 	}
 	// Output:
-	// orders-aimd: 10 -> 9 (dropped: true)
-	// orders-aimd: 9 -> 10 (dropped: false)
+	// orders-aimd: 10 -> 9 (drop)
+	// orders-aimd: 9 -> 10 (growth)
 }
 
 // Vegas learns the no-load latency from its first window, grows while latency stays near it
@@ -164,7 +164,7 @@ func ExampleConfig_lossDelay() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
 		Name: "orders-ld", Algorithm: adaptivelimit.LossDelay, MinWindowSamples: 1, Clock: clock,
 		OnLimitChange: func(name string, d adaptivelimit.Decision) {
-			fmt.Printf("%s: %d -> %d (%s, baseline %v)\n", name, d.LimitBefore, d.LimitAfter, d.Reason, d.LongLatency)
+			fmt.Printf("%s: %d -> %d (%s, baseline %v)\n", name, d.LimitBefore, d.LimitAfter, d.Cause, d.LongLatency)
 		},
 	})
 	// Each round uses every slot for 10 ms. The first call to finish closes the window; the
@@ -186,7 +186,7 @@ func ExampleConfig_lossDelay() {
 	// orders-ld: 20 -> 40 (growth, baseline 10ms)
 	// orders-ld: 40 -> 80 (growth, baseline 10ms)
 	// orders-ld: 80 -> 160 (growth, baseline 10ms)
-	// orders-ld: 160 -> 80 (loss, baseline 10ms)
+	// orders-ld: 160 -> 80 (drop, baseline 10ms)
 }
 
 // Configuration errors carry a code and name the key, the value and the rule.

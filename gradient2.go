@@ -42,7 +42,7 @@ func (g *gradient2) next(w window, d Decision) Decision {
 	}
 	// With fewer than half the slots in use, latency says nothing about the limit.
 	if float64(w.maxInFlight) < g.estimate/2 {
-		d.AppLimited = true
+		d.Cause = CauseAppLimited
 		d.LimitAfter = g.limit()
 		return d
 	}

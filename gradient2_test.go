@@ -51,7 +51,7 @@ func TestGradient2ClosedForms(t *testing.T) {
 			d := g.next(window{meanLatency: float64(k) * 1e6, maxInFlight: 24}, Decision{})
 			got := d.LimitAfter
 			require.Equal(t, 50, got)
-			require.True(t, d.AppLimited)
+			require.Equal(t, CauseAppLimited, d.Cause)
 		}
 	})
 }

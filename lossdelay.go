@@ -1,7 +1,6 @@
 package adaptivelimit
 
 import (
-	"fmt"
 	"math"
 	"sync/atomic"
 	"time"
@@ -89,12 +88,12 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	gradient := lossGradient(a.tolerance, a.baseline, mean)
 	switch {
 	case a.probing:
-		d.Reason = ReasonProbe
+		d.Cause = CauseProbe
 		a.endProbe(mean, lost || capped)
 	case lost || capped:
-		d.Reason = ReasonLoss
+		d.Cause = CauseDrop
 		if capped {
-			d.Reason = ReasonCeiling
+			d.Cause = CauseCeiling
 		}
 		if a.regain == 0 && a.confirmed {
 			a.regain = a.limit
@@ -113,7 +112,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		// the no-load latency plus the queue. A window that did not fill its limit queued
 		// nothing of its own; one that did may have, and so may a fleet that lost calls before,
 		// and a probe judges it.
-		d.Reason = ReasonHold
+		d.Cause = CauseAppLimited
 		a.baseline = max(mean, 1)
 		a.firstLimit, a.firstLatent = a.limit, mean
 		if w.maxInFlight < int(a.limit) && !a.startLoss {
@@ -121,16 +120,15 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		}
 		a.regain = a.maxLimit // slow start, once the baseline is confirmed
 	case float64(w.maxInFlight) < a.limit/2:
-		d.AppLimited = true
-		d.Reason = ReasonHold
+		d.Cause = CauseAppLimited
 		a.learnLower(mean)
 	default:
 		a.adjust(w, &d)
 	}
 	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)
-	if !a.probing && d.Reason != ReasonProbe && a.baseline > 0 && (!a.confirmed || a.probeDue()) {
+	if !a.probing && d.Cause != CauseProbe && a.baseline > 0 && (!a.confirmed || a.probeDue()) {
 		a.startProbe(mean)
-		d.Reason = ReasonProbe
+		d.Cause = CauseProbe
 	}
 	if d.Gradient == 0 && a.confirmed {
 		d.Gradient = queueGradient(a.baseline, mean)
@@ -160,16 +158,16 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 func (a *lossDelay) adjust(w window, d *Decision) {
 	mean := w.meanLatency
 	if mean > a.tolerance*a.baseline {
-		d.Reason = ReasonGradient
+		d.Cause = CauseLatency
 		a.regain = 0
 		if a.stall(mean) {
-			d.Reason = ReasonRelearn
+			d.Cause = CauseRelearn
 			a.baseline = max(mean, 1)
 			a.limit = a.stallBefore
 			return
 		}
 	} else {
-		d.Reason = ReasonGrowth
+		d.Cause = CauseGrowth
 		a.stalled = 0
 		a.learnLower(mean)
 		if a.limit < a.regain {
@@ -349,56 +347,6 @@ func backOff(limit float64, maxInFlight int, factor float64) float64 {
 // a fleet's limiters, started together, do not probe together; at least 1.
 func jitteredInterval(interval int, r float64) int {
 	return saturate(float64(interval)*(0.5+r/2), 1, max(1, interval))
-}
-
-// Reason says why a LossDelay window moved the limit, or kept it.
-type Reason uint8
-
-const (
-	// ReasonNone: the window was not LossDelay's.
-	ReasonNone Reason = iota
-	// ReasonLoss: the window's drop share was above LossThreshold; the limit backed off.
-	ReasonLoss
-	// ReasonCeiling: the window's mean latency was above LatencyCeiling; the limit backed off.
-	ReasonCeiling
-	// ReasonGradient: latency above DelayTolerance times the baseline; the limit shrank by
-	// the share of the latency that is queueing.
-	ReasonGradient
-	// ReasonGrowth: latency within tolerance and the slots in use; the limit grew by its
-	// pace, less the queueing share where there was a queue.
-	ReasonGrowth
-	// ReasonHold: fewer than half the slots were in use, or the first window without loss
-	// gave the baseline; the limit stayed.
-	ReasonHold
-	// ReasonProbe: a probe of the no-load latency began (the limit halved for a window),
-	// went on (halved again: the latency fell by a tenth) or ended (the baseline measured,
-	// the limit restored).
-	ReasonProbe
-	// ReasonRelearn: cutting the limit did not bring latency down for RelearnAfter windows;
-	// the baseline took the latency of the last, and the limit went back to before the cuts.
-	ReasonRelearn
-)
-
-func (r Reason) String() string {
-	switch r {
-	case ReasonNone:
-		return "none"
-	case ReasonLoss:
-		return "loss"
-	case ReasonCeiling:
-		return "ceiling"
-	case ReasonGradient:
-		return "gradient"
-	case ReasonGrowth:
-		return "growth"
-	case ReasonHold:
-		return "hold"
-	case ReasonProbe:
-		return "probe"
-	case ReasonRelearn:
-		return "relearn"
-	}
-	return fmt.Sprintf("Reason(%d)", int(r))
 }
 
 // dropCount is the number of drops in the window under way, with the window's id in the

@@ -34,23 +34,23 @@ func TestLossDelayStartsWithoutABlackout(t *testing.T) {
 	// The first window filled its 40 slots at 10 ms: the latency may hold a queue of its own.
 	// A probe at half the limit, never lower, judges it; the baseline is not published yet.
 	d := a.next(full(40, 10, 0), Decision{})
-	require.Equal(t, ReasonProbe, d.Reason)
+	require.Equal(t, CauseProbe, d.Cause)
 	require.Equal(t, 20, d.LimitAfter, "half the limit, not MinLimit")
 	require.Zero(t, d.LongLatency)
 	// Half the calls, the same latency: no queue of its own. The baseline is measured and the
 	// limit back; then it doubles while latency holds, as TCP's slow start does.
 	d = a.next(full(20, 10, 0), Decision{})
-	require.Equal(t, ReasonProbe, d.Reason)
+	require.Equal(t, CauseProbe, d.Cause)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
 	require.Equal(t, 40, d.LimitAfter)
 	d = a.next(full(40, 10, 0), Decision{})
-	require.Equal(t, ReasonGrowth, d.Reason)
+	require.Equal(t, CauseGrowth, d.Cause)
 	require.Equal(t, 80, d.LimitAfter)
 
 	// A first window that did not fill its limit queued nothing of its own: no probe.
 	a = newLossDelay(c)
 	d = a.next(window{samples: 100, meanLatency: 10 * ms, maxInFlight: 5}, Decision{})
-	require.Equal(t, ReasonHold, d.Reason)
+	require.Equal(t, CauseAppLimited, d.Cause)
 	require.Equal(t, 40, d.LimitAfter)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
 }
@@ -64,13 +64,13 @@ func TestLossDelayFleetStart(t *testing.T) {
 	require.NoError(t, err)
 	a := newLossDelay(c)
 	d := a.next(window{samples: 1000, drops: 600, meanLatency: 45 * ms, maxInFlight: 20}, Decision{})
-	require.Equal(t, ReasonLoss, d.Reason)
+	require.Equal(t, CauseDrop, d.Cause)
 	require.Equal(t, 10, d.LimitAfter, "cut by what got through, at most by half")
 	var limits []int
 	previous := d.LimitAfter
 	for _, latency := range []float64{30, 15, 10, 10} {
 		d = a.next(full(previous, latency, 0), Decision{})
-		require.Equal(t, ReasonProbe, d.Reason, "%g ms", latency)
+		require.Equal(t, CauseProbe, d.Cause, "%g ms", latency)
 		require.GreaterOrEqual(t, 2*d.LimitAfter, previous, "at most halved without loss")
 		previous = d.LimitAfter
 		limits = append(limits, d.LimitAfter)
@@ -80,7 +80,7 @@ func TestLossDelayFleetStart(t *testing.T) {
 	require.Equal(t, []int{5, 3, 2, 3}, limits)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
 	d = a.next(full(3, 10, 0), Decision{})
-	require.Equal(t, ReasonGrowth, d.Reason)
+	require.Equal(t, CauseGrowth, d.Cause)
 	require.Equal(t, 7, d.LimitAfter, "3.6 doubled")
 }
 
@@ -89,25 +89,25 @@ func TestLossDelayLossBacksOffAndTeachesNothing(t *testing.T) {
 		name        string
 		w           window
 		want        int
-		wantReason  Reason
+		wantCause   Cause
 		wantRegains bool
 	}{
 		// 2% of the calls dropped: above the 1% threshold. From min(limit 50, 40 in flight),
 		// times BackoffRatio 0.9.
-		{"share above threshold", window{samples: 1000, drops: 20, meanLatency: 10 * ms, maxInFlight: 40}, 36, ReasonLoss, true},
+		{"share above threshold", window{samples: 1000, drops: 20, meanLatency: 10 * ms, maxInFlight: 40}, 36, CauseDrop, true},
 		// 0.5% dropped: a healthy dependency's tail. Latency within tolerance: growth.
-		{"share below threshold", window{samples: 1000, drops: 5, meanLatency: 10 * ms, maxInFlight: 50}, 60, ReasonGrowth, false},
+		{"share below threshold", window{samples: 1000, drops: 5, meanLatency: 10 * ms, maxInFlight: 50}, 60, CauseGrowth, false},
 		// 2 of 100: above the share, but two timeouts in a hundred calls say little.
-		{"too few drops", window{samples: 100, drops: 2, meanLatency: 10 * ms, maxInFlight: 50}, 60, ReasonGrowth, false},
+		{"too few drops", window{samples: 100, drops: 2, meanLatency: 10 * ms, maxInFlight: 50}, 60, CauseGrowth, false},
 		// 80% dropped: cut by what got through, at most by half.
-		{"heavy loss", window{samples: 1000, drops: 800, meanLatency: 10 * ms, maxInFlight: 50}, 25, ReasonLoss, true},
+		{"heavy loss", window{samples: 1000, drops: 800, meanLatency: 10 * ms, maxInFlight: 50}, 25, CauseDrop, true},
 		// Drops and latency 1.5 times the tolerance: the gradient, 1.08*10/18 = 0.6, cuts more.
-		{"loss and latency", window{samples: 1000, drops: 20, meanLatency: 18 * ms, maxInFlight: 50}, 30, ReasonLoss, true},
+		{"loss and latency", window{samples: 1000, drops: 20, meanLatency: 18 * ms, maxInFlight: 50}, 30, CauseDrop, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newTestLossDelay(t, Config{InitialLimit: 50})
 			d := a.next(tc.w, Decision{})
-			require.Equal(t, tc.wantReason, d.Reason)
+			require.Equal(t, tc.wantCause, d.Cause)
 			require.Equal(t, tc.want, d.LimitAfter)
 			require.Equal(t, 10*time.Millisecond, d.LongLatency, "the baseline learns nothing")
 			require.Equal(t, tc.wantRegains, a.regain == 50)
@@ -121,7 +121,7 @@ func TestLossDelayRegainsTheLimitAfterLoss(t *testing.T) {
 	// limit goes to MinLimit and the baseline stays.
 	for range 30 {
 		d := a.next(window{samples: 20, drops: 20, meanLatency: 50 * ms, maxInFlight: a.limitInt()}, Decision{})
-		require.Equal(t, ReasonLoss, d.Reason)
+		require.Equal(t, CauseDrop, d.Cause)
 		require.Equal(t, 10*time.Millisecond, d.LongLatency)
 	}
 	require.Equal(t, 1, a.limitInt())
@@ -137,15 +137,15 @@ func TestLossDelayCeiling(t *testing.T) {
 	w := full(50, 40, 0) // 40 ms: congested too, but the ceiling is checked first
 	a := newTestLossDelay(t, Config{InitialLimit: 50})
 	d := a.next(w, Decision{})
-	require.Equal(t, ReasonGradient, d.Reason, "no ceiling by default")
+	require.Equal(t, CauseLatency, d.Cause, "no ceiling by default")
 	require.Equal(t, 25, d.LimitAfter)
 
 	a = newTestLossDelay(t, Config{InitialLimit: 50, LatencyCeiling: 30 * time.Millisecond})
 	d = a.next(w, Decision{})
-	require.Equal(t, ReasonCeiling, d.Reason)
+	require.Equal(t, CauseCeiling, d.Cause)
 	require.Equal(t, 25, d.LimitAfter, "min(BackoffRatio, gradient 0.27 clamped to 0.5)")
 	d = a.next(full(25, 10.5, 0), Decision{})
-	require.Equal(t, ReasonGrowth, d.Reason, "under the ceiling and within tolerance")
+	require.Equal(t, CauseGrowth, d.Cause, "under the ceiling and within tolerance")
 }
 
 func TestLossDelayGradientCutsTheQueue(t *testing.T) {
@@ -153,7 +153,7 @@ func TestLossDelayGradientCutsTheQueue(t *testing.T) {
 	// 1.1 times the baseline, above the tolerance of 1.08: cut by the queueing beyond half
 	// the tolerance, 1.04*10/11, and grown by the pace of a limit of 100.
 	d := a.next(full(100, 11, 0), Decision{})
-	require.Equal(t, ReasonGradient, d.Reason)
+	require.Equal(t, CauseLatency, d.Cause)
 	require.InDelta(t, 1.04/1.1, d.Gradient, 1e-12)
 	require.InDelta(t, 100*1.04/1.1+pace(1.08, 100), a.limit, 1e-9)
 	require.Equal(t, 95, d.LimitAfter)
@@ -225,11 +225,11 @@ func TestLossDelayFleetConvergesToFairShares(t *testing.T) {
 func TestLossDelayHoldsWhenFewSlotsAreUsed(t *testing.T) {
 	a := newTestLossDelay(t, Config{InitialLimit: 100})
 	d := a.next(window{samples: 100, meanLatency: 30 * ms, maxInFlight: 49}, Decision{})
-	require.Equal(t, ReasonHold, d.Reason)
-	require.True(t, d.AppLimited)
+	require.Equal(t, CauseAppLimited, d.Cause)
+	require.Equal(t, CauseAppLimited, d.Cause)
 	require.Equal(t, 100, d.LimitAfter)
 	d = a.next(window{samples: 100, meanLatency: 8 * ms, maxInFlight: 10}, Decision{})
-	require.Equal(t, ReasonHold, d.Reason)
+	require.Equal(t, CauseAppLimited, d.Cause)
 	require.Equal(t, 9*time.Millisecond, d.LongLatency, "a lower latency pulls the baseline halfway down")
 }
 
@@ -238,31 +238,31 @@ func TestLossDelayHoldsWhenFewSlotsAreUsed(t *testing.T) {
 // limit to an eighth, the baseline takes the new latency and the limit goes back.
 func TestLossDelayRelearnsAfterAShift(t *testing.T) {
 	a := newTestLossDelay(t, Config{InitialLimit: 64})
-	var reasons []Reason
+	var got []Cause
 	var limits []int
 	for range 5 {
 		d := a.next(full(a.limitInt(), 20, 0), Decision{})
-		reasons = append(reasons, d.Reason)
+		got = append(got, d.Cause)
 		limits = append(limits, d.LimitAfter)
 	}
-	require.Equal(t, []Reason{ReasonGradient, ReasonGradient, ReasonGradient, ReasonGradient, ReasonRelearn}, reasons)
+	require.Equal(t, []Cause{CauseLatency, CauseLatency, CauseLatency, CauseLatency, CauseRelearn}, got)
 	require.Equal(t, []int{34, 18, 10, 5, 64}, limits) // 64 * (1.08/2)^k, then back
 	require.Equal(t, 20*time.Millisecond, time.Duration(a.baseline))
-	require.Equal(t, ReasonGrowth, a.next(full(64, 20, 0), Decision{}).Reason)
+	require.Equal(t, CauseGrowth, a.next(full(64, 20, 0), Decision{}).Cause)
 
 	// A queue of its own making falls as the limit is cut: no relearning.
 	a = newTestLossDelay(t, Config{InitialLimit: 64})
 	for i := range 10 {
 		latency := 20 * math.Pow(0.8, float64(i))
 		d := a.next(full(a.limitInt(), latency, 0), Decision{})
-		require.NotEqual(t, ReasonRelearn, d.Reason, "window %d", i)
+		require.NotEqual(t, CauseRelearn, d.Cause, "window %d", i)
 	}
 	require.LessOrEqual(t, a.baseline, 10*ms, "the baseline only fell, with the latency")
 
 	// Nor when the limit is pinned at MinLimit: in a fleet, the others keep the queue.
 	a = newTestLossDelay(t, Config{InitialLimit: 1})
 	for range 20 {
-		require.Equal(t, ReasonGradient, a.next(full(1, 20, 0), Decision{}).Reason)
+		require.Equal(t, CauseLatency, a.next(full(1, 20, 0), Decision{}).Cause)
 	}
 }
 
@@ -281,7 +281,7 @@ func TestLossDelayProbesEveryJitteredInterval(t *testing.T) {
 		for {
 			windows++
 			d := a.next(full(a.limitInt(), 10.8, 0), Decision{}) // at the tolerance: steady growth
-			if d.Reason == ReasonProbe {
+			if d.Cause == CauseProbe {
 				break
 			}
 			require.Less(t, windows, 200)
@@ -290,7 +290,7 @@ func TestLossDelayProbesEveryJitteredInterval(t *testing.T) {
 		before := a.afterProbe
 		require.Equal(t, int(math.Ceil(math.Floor(before)/2)), a.limitInt(), "the probe runs at half the limit")
 		d := a.next(full(a.limitInt(), 9, 0), Decision{})
-		require.Equal(t, ReasonProbe, d.Reason)
+		require.Equal(t, CauseProbe, d.Cause)
 		require.Equal(t, 9*time.Millisecond, d.LongLatency, "a lower latency is the new baseline")
 		require.Equal(t, int(before), d.LimitAfter, "back to the limit before the probe")
 		require.Equal(t, tc.after, a.untilProbe)
@@ -302,7 +302,7 @@ func TestLossDelayProbesEveryJitteredInterval(t *testing.T) {
 	// No periodic probe by default.
 	a = newTestLossDelay(t, Config{InitialLimit: 40})
 	for range 1000 {
-		require.NotEqual(t, ReasonProbe, a.next(full(a.limitInt(), 10.8, 0), Decision{}).Reason)
+		require.NotEqual(t, CauseProbe, a.next(full(a.limitInt(), 10.8, 0), Decision{}).Cause)
 	}
 }
 
@@ -327,11 +327,11 @@ func TestLossDelayStaysInBounds(t *testing.T) {
 	}
 }
 
-// Through a limiter on a ManualClock: the decisions, their reasons and the baseline are
+// Through a limiter on a ManualClock: the decisions, their causes and the baseline are
 // published in the snapshot, and the probe's jitter comes from Config.Random.
 func TestLossDelayOnALimiter(t *testing.T) {
 	var draws int
-	var reasons []Reason
+	var got []Cause
 	l, clock := newManual(t, Config{
 		Algorithm: LossDelay, InitialLimit: 10, MinWindowSamples: 1, ProbeInterval: 4,
 		Random: func() float64 { draws++; return 0.5 },
@@ -341,13 +341,13 @@ func TestLossDelayOnALimiter(t *testing.T) {
 		clock.Advance(time.Second - latency)
 		held := acquireN(t, l, n)
 		clock.Advance(latency - time.Nanosecond)
-		for _, p := range held[1:] {
+		for p := range each(held[1:]) {
 			p.Done(err)
 		}
 		clock.Advance(time.Nanosecond)
 		held[0].Done(err)
 		d := l.Snapshot().Last
-		reasons = append(reasons, d.Reason)
+		got = append(got, d.Cause)
 		return d
 	}
 	window(10, 10*time.Millisecond, nil)
@@ -360,11 +360,11 @@ func TestLossDelayOnALimiter(t *testing.T) {
 	for range 4 {
 		window(l.Limit(), 10*time.Millisecond, nil)
 	}
-	require.Equal(t, []Reason{
-		ReasonProbe, ReasonProbe, // the first probe: start, measure
-		ReasonGrowth, ReasonGrowth, ReasonProbe, // then 4 * (0.5 + 0.5/2) = 3 windows, the third starting the next probe
-		ReasonProbe, // which ends
-	}, reasons)
+	require.Equal(t, []Cause{
+		CauseProbe, CauseProbe, // the first probe: start, measure
+		CauseGrowth, CauseGrowth, CauseProbe, // then 4 * (0.5 + 0.5/2) = 3 windows, the third starting the next probe
+		CauseProbe, // which ends
+	}, got)
 	require.Equal(t, 2, draws)
 }
 
@@ -376,10 +376,10 @@ func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
 		l, clock := newManual(t, Config{Algorithm: alg, InitialLimit: 40, MinWindowSamples: 10})
 		held := acquireN(t, l, 40)
 		clock.Advance(50 * time.Millisecond)
-		for _, p := range held[:5] {
+		for p := range each(held[:5]) {
 			p.Done(nil)
 		}
-		for _, p := range held[5:16] { // 11 of 16 dropped, 50 ms into a 1 s window
+		for p := range each(held[5:16]) { // 11 of 16 dropped, 50 ms into a 1 s window
 			p.Done(context.DeadlineExceeded)
 		}
 		if alg != LossDelay {
@@ -387,19 +387,20 @@ func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
 			require.Zero(t, l.Snapshot().Last.Samples)
 		} else {
 			d := l.Snapshot().Last
-			require.Equal(t, ReasonLoss, d.Reason)
+			require.Equal(t, CauseDrop, d.Cause)
 			require.Equal(t, 15, d.Samples, "closed at the tenth drop")
 			require.Equal(t, 10, d.Drops)
 			require.Less(t, l.Limit(), 40)
 		}
-		for _, p := range held[16:] {
+		for p := range each(held[16:]) {
 			p.Done(nil)
 		}
 		// A tail of timeouts among successes is no majority: the window runs its length.
 		l, clock = newManual(t, Config{Algorithm: alg, InitialLimit: 40, MinWindowSamples: 10})
 		held = acquireN(t, l, 40)
 		clock.Advance(50 * time.Millisecond)
-		for i, p := range held {
+		for i := range held {
+			p := &held[i]
 			if i%3 == 0 {
 				p.Done(context.DeadlineExceeded)
 			} else {
@@ -412,15 +413,15 @@ func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
 	l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 40, MinWindowSamples: 10})
 	held := acquireN(t, l, 40)
 	clock.Advance(10 * time.Millisecond)
-	for _, p := range held[:20] {
+	for p := range each(held[:20]) {
 		p.Done(context.DeadlineExceeded)
 	}
 	require.Zero(t, l.Snapshot().Last.Samples, "10 ms into the window")
 	clock.Advance(30 * time.Millisecond)
-	for _, p := range held[20:] {
+	for p := range each(held[20:]) {
 		p.Done(context.DeadlineExceeded)
 	}
-	require.Equal(t, ReasonLoss, l.Snapshot().Last.Reason, "40 ms into it")
+	require.Equal(t, CauseDrop, l.Snapshot().Last.Cause, "40 ms into it")
 }
 
 func (a *lossDelay) limitInt() int { return int(a.limit) }

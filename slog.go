@@ -20,13 +20,10 @@ func LogLimitChanges(logger *slog.Logger) func(name string, d Decision) {
 			slog.Int("limitAfter", d.LimitAfter),
 			slog.Int("samples", d.Samples),
 			slog.Int("drops", d.Drops),
-			slog.Bool("dropped", d.Dropped),
 			slog.Duration("meanLatency", d.MeanLatency),
 			slog.Int("maxInFlight", d.MaxInFlight),
-			slog.Bool("appLimited", d.AppLimited),
 			slog.Duration("longLatency", d.LongLatency),
 			slog.Float64("gradient", d.Gradient),
-			slog.String("reason", d.Reason.String()),
 			slog.String("cause", d.Cause.String()),
 		)
 	}

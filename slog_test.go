@@ -33,8 +33,7 @@ func TestLogLimitChanges(t *testing.T) {
 	delete(rec, "time")
 	require.Equal(t, map[string]any{
 		"level": "INFO", "msg": "adaptive limit changed", "name": "orders",
-		"limitBefore": 10.0, "limitAfter": 9.0, "samples": 1.0, "drops": 1.0, "dropped": true,
-		"meanLatency": 0.0, "maxInFlight": 1.0, "appLimited": false, "longLatency": 0.0, "gradient": 0.0,
-		"reason": "none", "cause": "drop",
+		"limitBefore": 10.0, "limitAfter": 9.0, "samples": 1.0, "drops": 1.0,
+		"meanLatency": 0.0, "maxInFlight": 1.0, "longLatency": 0.0, "gradient": 0.0, "cause": "drop",
 	}, rec)
 }

@@ -11,14 +11,11 @@ import (
 type Decision struct {
 	Samples     int           // samples in the window
 	Drops       int           // of which drops
-	Dropped     bool          // whether any sample was a drop
 	MeanLatency time.Duration // the window's mean latency (0 for AIMD, which does not time calls)
 	MaxInFlight int           // the most calls in flight a sample saw, itself included
-	AppLimited  bool          // Gradient2, Vegas or LossDelay kept the limit: fewer than half the slots were used
 	LongLatency time.Duration // Gradient2's long-term latency used for this window; Vegas's no-load latency or LossDelay's baseline after it
 	Gradient    float64       // Gradient2's or LossDelay's gradient, in [0.5, 1]; 0 when not computed
-	Reason      Reason        // why LossDelay moved the limit or kept it; ReasonNone for the others
-	Cause       Cause         // why the limit moved or stayed, for every algorithm
+	Cause       Cause         // why the limit moved or stayed
 	LimitBefore int
 	LimitAfter  int
 }
@@ -41,7 +38,6 @@ type Snapshot struct {
 	Waiting       int           // callers of AcquireContext waiting for a slot now
 	WaitAbandoned uint64        // callers that gave up waiting (MaxWait or their context); also in Rejected
 	LimitChanges  uint64        // windows that moved the limit
-	Decisions     Decisions     // windows by cause and direction
 	Last          Decision      // the last window's decision
 
 	// Calls by outcome, with Rejected. A disabled limiter counts none; a call whose Clock or
@@ -62,16 +58,19 @@ type Snapshot struct {
 	// a context's class (WithClass); they went to the lowest class. "" names no class and is
 	// not counted. 0 without classes.
 	UnknownClass uint64
+
+	decisions [causes][directions]uint64 // the windows by cause and direction
 }
 
-// Snapshots returns the snapshots of limiters, in the order given: what an exporter of
-// metrics reads at each collection.
-func Snapshots(limiters ...*Limiter) []Snapshot {
-	snaps := make([]Snapshot, len(limiters))
-	for i, l := range limiters {
-		snaps[i] = l.Snapshot()
+// Decisions returns how many of the Windows had cause c and kept the limit, raised it and
+// lowered it; none for a Cause past those that Causes returns. Over every cause they add up
+// to Windows.
+func (s Snapshot) Decisions(c Cause) (kept, up, down uint64) {
+	if c >= causes {
+		return 0, 0, 0
 	}
-	return snaps
+	n := &s.decisions[c]
+	return n[limitKept], n[limitUp], n[limitDown]
 }
 
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
@@ -93,10 +92,8 @@ type snapshotBuffer struct {
 // snapshot is Snapshot: it writes the limiter's state to b, and returns the classes it wrote
 // there, nil without classes.
 func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
+	l.checkUsable()
 	s, classes := &b.s, &b.classes
-	if l == nil || l.rejection == nil {
-		panicUnusable()
-	}
 	*s = Snapshot{
 		Name:      l.cfg.Name,
 		Algorithm: l.cfg.Algorithm,
@@ -116,7 +113,7 @@ func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
 	s.Rejected = l.published.rejected.report(t.rejected)
 	s.Drops = l.published.drops.report(t.drops)
 	s.Successes = l.published.successes.report(t.samples - min(t.drops, t.samples))
-	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load(&s.Decisions)
+	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load(&s.decisions)
 	s.WindowLatency = s.Last.MeanLatency
 	if l.mode != classed {
 		return nil
@@ -139,7 +136,7 @@ type published struct {
 	windows atomic.Uint64
 	changes atomic.Uint64
 	long    atomic.Int64
-	last    [12]atomic.Uint64
+	last    [9]atomic.Uint64
 
 	decisions [causes][directions]atomic.Uint64
 
@@ -177,12 +174,11 @@ func (p *published) store(d *Decision, long time.Duration) {
 	if d.LimitAfter != d.LimitBefore {
 		p.changes.Add(1)
 	}
-	p.decisions[d.Cause][direction(d)].Add(1)
+	p.decisions[d.Cause][directionOf(d)].Add(1)
 	p.long.Store(int64(long))
 	words := [len(p.last)]uint64{
-		uint64(d.Samples), uint64(d.Drops), boolWord(d.Dropped), uint64(d.MeanLatency),
-		uint64(d.MaxInFlight), boolWord(d.AppLimited), uint64(d.LongLatency),
-		math.Float64bits(d.Gradient), uint64(d.LimitBefore), uint64(d.LimitAfter), uint64(d.Reason),
+		uint64(d.Samples), uint64(d.Drops), uint64(d.MeanLatency), uint64(d.MaxInFlight),
+		uint64(d.LongLatency), math.Float64bits(d.Gradient), uint64(d.LimitBefore), uint64(d.LimitAfter),
 		uint64(d.Cause),
 	}
 	for i := range words {
@@ -192,7 +188,7 @@ func (p *published) store(d *Decision, long time.Duration) {
 }
 
 // load returns what the closer published, and the windows by cause and direction in counts.
-func (p *published) load(counts *Decisions) (windows, changes uint64, long time.Duration, d Decision) {
+func (p *published) load(counts *[causes][directions]uint64) (windows, changes uint64, long time.Duration, d Decision) {
 	var w [len(p.last)]uint64
 	for {
 		seq := p.seq.Load()
@@ -214,17 +210,9 @@ func (p *published) load(counts *Decisions) (windows, changes uint64, long time.
 		}
 	}
 	d = Decision{
-		Samples: int(w[0]), Drops: int(w[1]), Dropped: w[2] != 0, MeanLatency: time.Duration(w[3]),
-		MaxInFlight: int(w[4]), AppLimited: w[5] != 0, LongLatency: time.Duration(w[6]),
-		Gradient: math.Float64frombits(w[7]), LimitBefore: int(w[8]), LimitAfter: int(w[9]), Reason: Reason(w[10]),
-		Cause: Cause(w[11]),
+		Samples: int(w[0]), Drops: int(w[1]), MeanLatency: time.Duration(w[2]), MaxInFlight: int(w[3]),
+		LongLatency: time.Duration(w[4]), Gradient: math.Float64frombits(w[5]), LimitBefore: int(w[6]),
+		LimitAfter: int(w[7]), Cause: Cause(w[8]),
 	}
 	return windows, changes, long, d
-}
-
-func boolWord(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -78,7 +78,7 @@ func (v *vegas) next(w window, d Decision) Decision {
 		n = v.estimate - float64(log10Root(v.limit()))
 	case float64(w.maxInFlight)*2 < v.estimate:
 		// With fewer than half the slots in use, latency says nothing about the limit.
-		d.AppLimited = true
+		d.Cause = CauseAppLimited
 		return v.decided(d)
 	default:
 		limit := v.limit()

@@ -115,7 +115,7 @@ func TestVegasBranches(t *testing.T) {
 			require.Equal(t, v.decided(Decision{}).LimitAfter, first.LimitAfter, "the first window only learns")
 			d := v.next(tc.w, Decision{})
 			require.Equal(t, tc.want, d.LimitAfter)
-			require.Equal(t, tc.appLimited, d.AppLimited)
+			require.Equal(t, tc.appLimited, d.Cause == CauseAppLimited)
 			require.Equal(t, time.Duration(tc.noLoad), d.LongLatency)
 			require.Equal(t, d.LongLatency, v.longLatency())
 			require.Zero(t, d.Gradient)
@@ -333,11 +333,11 @@ func TestVegasProbe(t *testing.T) {
 	for k := 2; k < 150; k++ {
 		d := v.next(slow, Decision{})
 		require.Equal(t, 10*time.Millisecond, d.LongLatency, "window %d", k)
-		require.True(t, d.AppLimited)
+		require.Equal(t, CauseAppLimited, d.Cause)
 	}
 	d := v.next(slow, Decision{})
 	require.Equal(t, 20*time.Millisecond, d.LongLatency, "window 150 probes")
-	require.False(t, d.AppLimited)
+	require.NotEqual(t, CauseAppLimited, d.Cause)
 	require.Equal(t, 10, d.LimitAfter, "a probe keeps the limit")
 	require.Equal(t, 2, drawn, "a probe draws the next jitter")
 	require.Equal(t, 0.75, v.probeJitter)
@@ -366,7 +366,7 @@ func TestVegasDeterministic(t *testing.T) {
 		for range 300 {
 			held := acquireN(t, l, l.Limit())
 			clock.Advance(time.Duration(10+r.IntN(20)) * time.Millisecond)
-			for _, p := range held {
+			for p := range each(held) {
 				p.Done(nil)
 			}
 		}

@@ -56,7 +56,6 @@ func (l *Limiter) closeWindow(now int64) {
 	d := Decision{
 		Samples:     count(w.samples),
 		Drops:       count(w.drops),
-		Dropped:     w.drops > 0,
 		MeanLatency: duration(w.meanLatency),
 		MaxInFlight: w.maxInFlight,
 		LimitBefore: l.Limit(),

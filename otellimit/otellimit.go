@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // ScopeName is the instrumentation scope of the instruments: the package's import path.
@@ -26,7 +27,7 @@ const ScopeName = "github.com/resilience4cata/adaptivelimit/otellimit"
 // at each collection. Unregister the returned Registration to stop observing them.
 func Register(mp metric.MeterProvider, limiters ...*adaptivelimit.Limiter) (metric.Registration, error) {
 	limiters = slices.Clone(limiters)
-	return register(mp, func() []adaptivelimit.Snapshot { return adaptivelimit.Snapshots(limiters...) })
+	return register(mp, func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
 }
 
 // RegisterRegistry is Register for every limiter of r, those that r creates after the
@@ -41,6 +42,12 @@ var kind = attribute.String("kind", "adaptivelimit")
 var outcomes = [...]attribute.KeyValue{
 	attribute.String("outcome", "success"), attribute.String("outcome", "drop"), attribute.String("outcome", "ignored"),
 	attribute.String("outcome", "cancelled"), attribute.String("outcome", "rejected"),
+}
+
+// directions are the values of the decisions' attribute "direction", in the order of
+// Snapshot.Decisions' results.
+var directions = [...]attribute.KeyValue{
+	attribute.String("direction", "kept"), attribute.String("direction", "up"), attribute.String("direction", "down"),
 }
 
 // instruments are the observable instruments, created in one meter.
@@ -125,11 +132,11 @@ func (in *instruments) observe(o metric.Observer, s adaptivelimit.Snapshot) {
 	for i, n := range [len(outcomes)]uint64{s.Successes, s.Drops, s.Ignored, s.Cancelled, rejected} {
 		count(in.calls, n, outcomes[i])
 	}
-	for cause, byDirection := range s.Decisions {
-		for direction, n := range byDirection {
+	for cause := range adaptivelimit.Causes() {
+		kept, up, down := s.Decisions(cause)
+		for i, n := range [len(directions)]uint64{kept, up, down} {
 			if n != 0 {
-				count(in.decisions, n, attribute.String("reason", adaptivelimit.Cause(cause).String()),
-					attribute.String("direction", adaptivelimit.Direction(direction).String()))
+				count(in.decisions, n, attribute.String("reason", cause.String()), directions[i])
 			}
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // A real Prometheus scrapes a server that exposes two limiters under load, one of them in a
@@ -69,7 +70,7 @@ func TestRealPrometheus(t *testing.T) {
 	load(ctx, func() bool { return scrapes.Load() >= 3 }, orders, trial)
 	release := freeze(t, orders, 3)
 	defer release()
-	want := adaptivelimit.Snapshots(orders, trial)
+	want := integration.Snapshots(orders, trial)
 	require.Positive(t, want[0].Successes)
 	require.Positive(t, want[0].Drops)
 	require.Positive(t, want[0].Ignored)
@@ -88,7 +89,7 @@ func TestRealPrometheus(t *testing.T) {
 		}
 	}
 	require.Equal(t, expected, got, "Prometheus holds what the snapshots say")
-	require.Equal(t, want, adaptivelimit.Snapshots(orders, trial), "nothing moved while Prometheus scraped")
+	require.Equal(t, want, integration.Snapshots(orders, trial), "nothing moved while Prometheus scraped")
 
 	// The rules load, and the dry run's alert fires.
 	start := time.Now()
@@ -155,7 +156,7 @@ func freeze(t *testing.T, l *adaptivelimit.Limiter, waiters int) (release func()
 		if err != nil {
 			break
 		}
-		held = append(held, p)
+		held = append(held, p.Move())
 	}
 	require.Len(t, held, l.Limit())
 	var wg sync.WaitGroup
@@ -208,11 +209,11 @@ func expectedSeries(snaps []adaptivelimit.Snapshot) map[string]float64 {
 		put("r4c_adaptivelimit_limit_changes_total", float64(s.LimitChanges))
 		put("r4c_adaptivelimit_window_latency_seconds", s.WindowLatency.Seconds())
 		put("r4c_adaptivelimit_baseline_latency_seconds", s.LongLatency.Seconds())
-		for c := range s.Decisions {
-			for d, n := range s.Decisions[c] {
+		for c := range adaptivelimit.Causes() {
+			kept, up, down := s.Decisions(c)
+			for d, n := range map[string]uint64{"kept": kept, "up": up, "down": down} {
 				if n != 0 {
-					put("r4c_adaptivelimit_decisions_total", float64(n),
-						"reason", adaptivelimit.Cause(c).String(), "direction", adaptivelimit.Direction(d).String())
+					put("r4c_adaptivelimit_decisions_total", float64(n), "reason", c.String(), "direction", d)
 				}
 			}
 		}

@@ -15,13 +15,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // NewCollector returns a collector of the limiters' metrics. Register it once; two limiters
 // with the same name make the registry's Gather fail.
 func NewCollector(limiters ...*adaptivelimit.Limiter) prometheus.Collector {
 	limiters = slices.Clone(limiters)
-	return newCollector(func() []adaptivelimit.Snapshot { return adaptivelimit.Snapshots(limiters...) })
+	return newCollector(func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
 }
 
 // NewRegistryCollector returns a collector of the metrics of every limiter of r, those that
@@ -29,6 +30,10 @@ func NewCollector(limiters ...*adaptivelimit.Limiter) prometheus.Collector {
 func NewRegistryCollector(r *adaptivelimit.Registry) prometheus.Collector {
 	return newCollector(r.Snapshot)
 }
+
+// directions are the values of the decisions' label "direction", in the order of
+// Snapshot.Decisions' results.
+var directions = [...]string{"kept", "up", "down"}
 
 var (
 	rejectedDesc = prometheus.NewDesc("r4c_calls_rejected_total",
@@ -112,10 +117,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(callsDesc, s.Ignored, s.Name, "ignored")
 		counter(callsDesc, s.Cancelled, s.Name, "cancelled")
 		counter(callsDesc, rejected, s.Name, "rejected")
-		for cause, byDirection := range s.Decisions {
-			for direction, n := range byDirection {
+		for cause := range adaptivelimit.Causes() {
+			kept, up, down := s.Decisions(cause)
+			for i, n := range [len(directions)]uint64{kept, up, down} {
 				if n != 0 {
-					counter(decisionsDesc, n, s.Name, adaptivelimit.Cause(cause).String(), adaptivelimit.Direction(direction).String())
+					counter(decisionsDesc, n, s.Name, cause.String(), directions[i])
 				}
 			}
 		}
