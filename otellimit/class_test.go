@@ -30,7 +30,7 @@ func TestClassInstruments(t *testing.T) {
 		sum("r4c.adaptivelimit.class.rejected", "{call}", "Calls of a priority class rejected at once because no slot it may use was free; in a dry run, calls that would have been.",
 			point[int64](0, name, critical), point[int64](1, name, batch)),
 		gauge("r4c.adaptivelimit.class.concurrent.calls", "{call}", "How many calls of a priority class hold a slot now.",
-			point[int64](1, name, critical), point[int64](5, name, batch)),
+			point[int64](1, name, critical), point[int64](6, name, batch)),
 		gauge("r4c.adaptivelimit.class.reserved.calls", "{call}", "How many slots of the limit a priority class reserves now.",
 			point[int64](5, name, critical), point[int64](0, name, batch)),
 	} {
