@@ -101,8 +101,9 @@ type Config struct {
 	WaitOrder WaitOrder
 
 	// Classes are the priority classes of the calls, highest first (see Class): under
-	// overload the limiter sheds the lowest class first, and each class keeps the share of
-	// the limit it reserves. Default none: every call is equal. At most ClassesCeiling.
+	// overload the limiter sheds the lowest class first, each class has the never-lent part
+	// of its reserve at once, and what it lends comes back when it is turned away. Default
+	// none: every call is equal. At most ClassesCeiling.
 	Classes []Class
 
 	// DropOn reports whether a call's error means the dependency is overloaded: the call is

@@ -35,7 +35,7 @@ func TestClassInstruments(t *testing.T) {
 		sum("r4c.adaptivelimit.unknown.class", "{call}", "Calls that named a priority class the limiter lacks, which took its lowest class.",
 			point[int64](1, name)),
 		gauge("r4c.adaptivelimit.class.concurrent.calls", "{call}", "How many calls of a priority class hold a slot now.",
-			point[int64](1, name, critical), point[int64](5, name, batch)),
+			point[int64](1, name, critical), point[int64](6, name, batch)),
 		gauge("r4c.adaptivelimit.class.reserved.calls", "{call}", "How many slots of the limit a priority class reserves now.",
 			point[int64](5, name, critical), point[int64](0, name, batch)),
 	} {

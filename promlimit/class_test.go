@@ -24,7 +24,7 @@ func TestClassSeries(t *testing.T) {
 # HELP r4c_adaptivelimit_class_concurrent_calls How many calls of a priority class hold a slot now.
 # TYPE r4c_adaptivelimit_class_concurrent_calls gauge
 r4c_adaptivelimit_class_concurrent_calls{class="critical",name="api"} 1
-r4c_adaptivelimit_class_concurrent_calls{class="batch",name="api"} 5
+r4c_adaptivelimit_class_concurrent_calls{class="batch",name="api"} 6
 # HELP r4c_adaptivelimit_class_rejected_total Calls of a priority class rejected at once because no slot it may use was free; in a dry run, calls that would have been.
 # TYPE r4c_adaptivelimit_class_rejected_total counter
 r4c_adaptivelimit_class_rejected_total{class="critical",name="api"} 0
