@@ -14,35 +14,20 @@ type classStripe struct {
 	_        [2*cacheLineSize - (3*ClassesCeiling+1)*8]byte
 }
 
-// pinClass pins the calling goroutine to its P and returns the P's stripe and class stripe,
-// and whether the P owns them, as stripes.pin does. Unpin with procUnpin.
-func (l *Limiter) pinClass() (*stripe, *classStripe, bool) {
-	if p := uintptr(procPin()); p <= l.stripes.mask {
-		return &l.stripes.s[p], &l.classes.counts[p], true
-	}
-	return l.stripes.overflow, &l.classes.overflow, false
-}
-
 // countAcquired counts a call of class c that took a slot, after it took it.
 func (l *Limiter) countAcquired(c int) {
-	_, cc, own := l.pinClass()
-	add(&cc.acquired[c], 1, own)
+	s, own := l.stripes.pin()
+	add(&s.class.acquired[c], 1, own)
 	procUnpin()
 }
 
 // countRejected counts a rejected call of class c; with total, in the limiter's rejections
 // too (Snapshot.Rejected), which a waiter that gave up has counted already.
 func (l *Limiter) countRejected(c int, total bool) {
-	if p := uintptr(procPin()); p <= l.stripes.mask {
-		bump(&l.classes.counts[p].rejected[c], 1)
-		if total {
-			bump(&l.stripes.s[p].rejected, 1)
-		}
-	} else {
-		atomic.AddUint64(&l.classes.overflow.rejected[c], 1)
-		if total {
-			atomic.AddUint64(&l.stripes.overflow.rejected, 1)
-		}
+	s, own := l.stripes.pin()
+	add(&s.class.rejected[c], 1, own)
+	if total {
+		add(&s.rejected, 1, own)
 	}
 	procUnpin()
 }

@@ -3,6 +3,8 @@ package adaptivelimit
 import (
 	"context"
 	"slices"
+
+	"github.com/resilience4cata/adaptivelimit/internal/clock"
 )
 
 // AcquireClass takes a slot for a call of the priority class called name, as Acquire does,
@@ -19,7 +21,11 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	if l.mode != classed {
 		return l.Acquire()
 	}
-	return l.acquireClass(l.classes.index(name))
+	c := l.classes.same(name)
+	if c < 0 {
+		c = l.classes.lookup(name)
+	}
+	return l.acquireClass(c)
 }
 
 // Classes returns the names of the limiter's priority classes (Config.Classes), highest
@@ -34,43 +40,68 @@ func (l *Limiter) Classes() []string {
 }
 
 // acquireClass is AcquireClass for class c of a classed limiter. A call that finds every slot
-// below its ceiling held is rejected as Acquire rejects, before anything else.
+// below its ceiling held is rejected as Acquire rejects, before anything else; the rest is
+// Acquire's steps, with takeClass for take.
 func (l *Limiter) acquireClass(c int) (Permit, error) {
 	cs := l.classes
-	if l.slots.allHeld(cs.ceilings.hold(c)) && !cs.dryRun {
+	hold := cs.ceilings.hold(c)
+	if l.slots.allHeld(hold) && !cs.dryRun {
 		return l.rejectClass(c)
 	}
-	if cs.dryRun {
-		return l.startedClass(l.takeUnenforcedClass(c), false), nil
+	var f int64
+	counted := false
+	if !cs.dryRun {
+		var freed bool
+		if f, counted, freed = l.takeClass(c, hold); freed {
+			l.passOn()
+		}
+		if f == 0 {
+			return l.rejectClass(c)
+		}
+	} else {
+		f = permitCount(l.takeUnenforcedClass(c), c)
 	}
-	f, counted, freed := l.takeClass(c)
-	if freed {
-		l.passOn()
+	p := ticket{l: l, start: untimed, inFlight: f, counted: counted}
+	if l.timed() {
+		if l.src.kind == sourceTicks {
+			p.start = clock.Ticks() // as in Acquire
+		} else {
+			p.start = l.nowHolding(p)
+		}
 	}
-	if f == 0 {
-		return l.rejectClass(c)
-	}
-	return l.startedClass(f, counted), nil
+	return Permit{ticket: p}, nil
 }
 
 // takeClass takes a slot for a call of class c from the limiter's slots (lease.go), where the
-// slots taken are below the class's ceiling, and returns its permit's inFlight, or 0; counted
-// and freed as take says.
-func (l *Limiter) takeClass(c int) (f int64, counted, freed bool) {
-	hold := l.classes.ceilings.hold(c)
-	if l.slots.allHeld(hold) {
-		return 0, false, false // as Acquire rejects: three loads, two compares
+// slots taken are below the limit less hold, what the class's ceiling holds back, and
+// returns its permit's inFlight, or 0; counted and freed as take says. Its first step is
+// take's, written out as Acquire writes it, in the pin of the P that counts the call by
+// class: a call that gets its slot pins its P once and makes no call to take.
+func (l *Limiter) takeClass(c int, hold int64) (f int64, counted, freed bool) {
+	var n int64
+	s, own := l.stripes.pin()
+	if w := l.slots.lease.Load(); !l.leases {
+		n = l.slots.takeOne(hold)
+	} else if w&cachedFlag != 0 {
+		n, counted = l.takeLeased(s, own, w, hold), true
+	} else {
+		n = l.slots.takeShared(hold)
 	}
-	n, counted, freed := l.take(hold)
+	if n != 0 {
+		add(&s.class.acquired[c], 1, own) // after the slot is taken: see classSet.inFlight
+	}
+	procUnpin()
 	if n == 0 {
-		return 0, false, freed
+		if n, counted, freed = l.take(hold); n == 0 {
+			return 0, false, freed
+		}
+		l.countAcquired(c)
 	}
-	l.countAcquired(c)
 	return permitCount(n, c), counted, freed
 }
 
 // takeUnenforcedClass takes a slot for class c whatever its ceiling in a dry run, counting a
-// rejection where the ceiling is reached, and returns its permit's inFlight.
+// rejection where the ceiling is reached, and returns the calls in flight with it.
 func (l *Limiter) takeUnenforcedClass(c int) int64 {
 	n := l.slots.take()
 	if n > l.slots.limit.Load()-l.classes.ceilings.hold(c) {
@@ -78,10 +109,11 @@ func (l *Limiter) takeUnenforcedClass(c int) int64 {
 		l.countRejected(c, true)
 	}
 	l.countAcquired(c)
-	return permitCount(max(n, 1), c)
+	return max(n, 1)
 }
 
-// rejectClass rejects a call of class c, and lowers the ceilings of the classes below it.
+// rejectClass rejects a call of class c, and lowers the ceilings of the classes below it. It
+// counts the rejection by class and in the limiter's count on its P's lines, in one pin.
 func (l *Limiter) rejectClass(c int) (Permit, error) {
 	if c < len(l.classes.names)-1 {
 		l.turnAway(c)
@@ -105,12 +137,12 @@ func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
 		return l.acquireClass(c)
 	}
 	if l.wait.count.Load() == 0 {
-		f, counted, freed := l.takeClass(c)
+		f, counted, freed := l.takeClass(c, l.classes.ceilings.hold(c))
 		if freed {
 			l.passOn()
 		}
 		if f != 0 {
-			return l.startedClass(f, counted), nil
+			return l.started(f, counted), nil
 		}
 	}
 	w := l.enqueueClass(c)
@@ -121,85 +153,20 @@ func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
 	return l.waitFor(ctx, w)
 }
 
-// doneClass is done for a classed limiter. The slot is freed before DropOn or a Clock that
-// may panic runs, so that a panic leaves nothing held; a clock that cannot panic is read
-// before, so that the sample does not time the release, and a call with no error adds its
-// sample while its P is pinned to free the slot.
-func (l *Limiter) doneClass(p ticket, err error, drop uint64) {
-	var now int64
-	timed := l.src.kind != sourceOther
-	if timed {
-		now = l.src.now()
-	}
-	s, cc, own := l.pinClass()
-	held := l.releaseClass(s, cc, own, p)
-	sampled := held && err == nil && timed
-	if sampled {
-		addSampleOn(s, own, elapsed(p.start, now), drop, peakMark(l.window.id.Load(), p.inFlight&countMask))
-	}
-	procUnpin()
-	if !held {
-		panicFinishedTwice() // unpinned: the runtime does not let a pinned goroutine panic
-	}
-	l.passOn()
-	if !sampled {
-		if err != nil {
-			if !l.cfg.DropOn(err) {
-				l.outcomes.ignored.Add(1)
-				return
-			}
-			drop = 1
-			l.noteDrop(p.start)
-		}
-		if !timed {
-			now = l.src.now()
-		}
-		s, own := l.stripes.pin()
-		addSampleOn(s, own, elapsed(p.start, now), drop, peakMark(l.window.id.Load(), p.inFlight&countMask))
-		procUnpin()
-	}
-	if uint64(l.window.end.Load()-1-now) >= uint64(l.windowUnits) {
-		l.closeWindow(now)
-	}
-}
-
-// addSampleOn adds a sample to s, the stripe of the P the goroutine is pinned to, which it
-// owns or not.
-func addSampleOn(s *stripe, own bool, latency, drop, peak uint64) {
-	if own {
-		addSample(s, latency, drop, peak)
+// releaseClass is release for p, a classed permit: it counts the call by class as freeing
+// its slot before it frees it, so that a class's count is never above the truth, and takes
+// the count back where the slot was not held. It is release's steps, written out as done
+// writes them.
+func (l *Limiter) releaseClass(s *stripe, own bool, p ticket) (held bool) {
+	released := &s.class.released[classOf(p.inFlight)]
+	add(released, 1, own)
+	if l.releasesShared(own, p.counted) {
+		held = l.slots.release()
 	} else {
-		addSampleAtomic(s, latency, drop, peak)
+		held = l.releaseLeased(s, own, p.counted)
 	}
-}
-
-// releaseClass frees the slot of p, a classed permit, on the P of s and cc, to which the
-// goroutine is pinned, counting the call as freeing it before, so that a class's count is
-// never above the truth. A slot that was not held makes it report false, leaving the counts
-// as they were.
-func (l *Limiter) releaseClass(s *stripe, cc *classStripe, own bool, p ticket) (held bool) {
-	c := classOf(p.inFlight)
-	add(&cc.released[c], 1, own)
-	if held = l.release(s, own, p.counted); !held {
-		add(&cc.released[c], ^uint64(0), own)
+	if !held {
+		add(released, ^uint64(0), own)
 	}
 	return held
-}
-
-// ignoreClass is ignore for a classed permit.
-func (l *Limiter) ignoreClass(p ticket) {
-	l.freeClass(p)
-	l.outcomes.ignored.Add(1)
-}
-
-// freeClass frees the slot of a classed permit, and passes it on to a waiter if any. It
-// panics if the slot was not held.
-func (l *Limiter) freeClass(p ticket) {
-	s, cc, own := l.pinClass()
-	held := l.releaseClass(s, cc, own, p)
-	procUnpin()
-	if !held {
-		panicFinishedTwice()
-	}
-	l.passOn()
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/resilience4cata/adaptivelimit/internal/names"
 )
@@ -79,14 +80,19 @@ const (
 	countMask  = 1<<classShift - 1
 )
 
-func newClassSet(classes []Class, dryRun bool, stripes int) *classSet {
+// newClassSet returns the state of classes, and gives each of the limiter's stripes its P's
+// counts by class.
+func newClassSet(classes []Class, dryRun bool, ss *stripes) *classSet {
 	n := len(classes)
 	cs := &classSet{
 		names:   make([]string, n),
 		reserve: make([]float64, n),
 		dryRun:  dryRun,
-		counts:  make([]classStripe, stripes),
+		counts:  make([]classStripe, len(ss.s)),
 		queues:  make([]waitQueue, n),
+	}
+	for i := range ss.all() {
+		ss.at(i).class = cs.stripe(i)
 	}
 	for i, c := range classes {
 		cs.names[i], cs.reserve[i] = c.Name, c.Reserve
@@ -94,10 +100,30 @@ func newClassSet(classes []Class, dryRun bool, stripes int) *classSet {
 	return cs
 }
 
-// index returns the index of the class called name: the lowest class where none is. A name
-// that no class has, other than "", is counted (Snapshot.UnknownClass): it is most often a
-// typo or a class that a caller's configuration has and the limiter's lacks.
+// index returns the index of the class called name: the lowest class where none is.
 func (cs *classSet) index(name string) int {
+	if c := cs.same(name); c >= 0 {
+		return c
+	}
+	return cs.lookup(name)
+}
+
+// same returns the index of the class whose name is name's very bytes, or -1. A caller most
+// often names a class with the constant that configured it, which shares its bytes, so this
+// finds it with no call to compare them; lookup compares them.
+func (cs *classSet) same(name string) int {
+	for i, n := range cs.names {
+		if len(n) == len(name) && unsafe.StringData(n) == unsafe.StringData(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lookup is index comparing the names' bytes. A name that no class has, other than "", is
+// counted (Snapshot.UnknownClass): it is most often a typo or a class that a caller's
+// configuration has and the limiter's lacks.
+func (cs *classSet) lookup(name string) int {
 	for i, n := range cs.names {
 		if n == name {
 			return i

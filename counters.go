@@ -13,8 +13,8 @@ type outcomes struct {
 
 // ignore frees the slot of a call whose outcome says nothing about load, and counts it. It
 // counts after the free, which panics for a permit finished twice.
-func (l *Limiter) ignore(counted bool) {
-	l.free(counted)
+func (l *Limiter) ignore(p ticket) {
+	l.free(p)
 	l.outcomes.ignored.Add(1)
 }
 

@@ -85,7 +85,10 @@ func (l *Limiter) take(hold int64) (n int64, counted, freed bool) {
 		// The P's cache where the caches may hold idle slots, else the shared count, which
 		// refuses every call while they may. Acquire writes this step out: see there.
 		if w := sl.lease.Load(); w&cachedFlag != 0 {
-			if n := l.takeLeased(w, hold); n != 0 {
+			s, own := l.stripes.pin()
+			n := l.takeLeased(s, own, w, hold)
+			procUnpin()
+			if n != 0 {
 				return n, true, freed
 			}
 		} else if n := sl.takeShared(hold); n != 0 {
@@ -123,14 +126,14 @@ func (s *slots) takeShared(hold int64) int64 {
 	}
 }
 
-// takeLeased takes a slot from the cache of the calling goroutine's P, or else from the
-// shared count, counting the call in the P's stripe, and returns the calls in flight with
-// it, or 0 where every slot of the limit less hold is taken. w is the lease word, read
-// before. A cached slot is taken only while the count, which holds it, is within the limit
-// less hold: so is then the count of the calls that hold a slot.
-func (l *Limiter) takeLeased(w, hold int64) (n int64) {
+// takeLeased takes a slot from the cache of the P of s, to which the goroutine is pinned and
+// which owns s or not, or else from the shared count, counting the call in the P's stripe,
+// and returns the calls in flight with it, or 0 where every slot of the limit less hold is
+// taken. w is the lease word, read before. A cached slot is taken only while the count,
+// which holds it, is within the limit less hold: so is then the count of the calls that hold
+// a slot.
+func (l *Limiter) takeLeased(s *stripe, own bool, w, hold int64) (n int64) {
 	sl := &l.slots
-	s, own := l.stripes.pin()
 	g, limit := sl.taken.Load(), sl.limit.Load()-hold
 	if c := atomic.LoadInt64(&s.cache); c > 0 && g <= limit && atomic.CompareAndSwapInt64(&s.cache, c, c-1) {
 		bump(&s.acquired, 1) // only a P that owns its stripe caches
@@ -144,7 +147,6 @@ func (l *Limiter) takeLeased(w, hold int64) (n int64) {
 			}
 		}
 	}
-	procUnpin()
 	return n
 }
 
@@ -178,14 +180,16 @@ func (l *Limiter) endLeases() {
 	}
 }
 
-// release frees the slot of a call that finished on the P of s, to which the goroutine is
-// pinned. counted is the call's, from take. A slot that was not held makes it report false,
-// leaving the counts as they were.
-func (l *Limiter) release(s *stripe, own, counted bool) (held bool) {
-	if l.releasesShared(own, counted) {
+// release frees the slot of p, a call that finished on the P of s, to which the goroutine is
+// pinned. A slot that was not held makes it report false, leaving the counts as they were.
+func (l *Limiter) release(s *stripe, own bool, p ticket) (held bool) {
+	if l.mode == classed {
+		return l.releaseClass(s, own, p)
+	}
+	if l.releasesShared(own, p.counted) {
 		return l.slots.release()
 	}
-	return l.releaseLeased(s, own, counted)
+	return l.releaseLeased(s, own, p.counted)
 }
 
 // releasesShared reports whether a call that finished on a P, which owns its stripe or not,
@@ -229,18 +233,18 @@ func (l *Limiter) keep(s *stripe) bool {
 	return true
 }
 
-// free frees a slot, panics if it was not held, and passes it on to a waiter if any.
-func (l *Limiter) free(counted bool) {
-	if !l.unhold(counted) {
+// free frees the slot of p, panics if it was not held, and passes it on to a waiter if any.
+func (l *Limiter) free(p ticket) {
+	if !l.unhold(p) {
 		panicFinishedTwice() // unpinned: the runtime does not let a pinned goroutine panic
 	}
 	l.passOn()
 }
 
-// unhold frees a slot, and reports whether it was held.
-func (l *Limiter) unhold(counted bool) bool {
+// unhold frees the slot of p, and reports whether it was held.
+func (l *Limiter) unhold(p ticket) bool {
 	s, own := l.stripes.pin()
-	held := l.release(s, own, counted)
+	held := l.release(s, own, p)
 	procUnpin()
 	return held
 }

@@ -74,7 +74,7 @@ func New(c Config) (*Limiter, error) {
 	case c.Disabled:
 		l.mode = disabled
 	case len(c.Classes) > 0:
-		l.mode, l.classes = classed, newClassSet(c.Classes, c.DryRun, len(l.stripes.s))
+		l.mode, l.classes = classed, newClassSet(c.Classes, c.DryRun, &l.stripes)
 		l.leases = !c.DryRun && runtime.GOMAXPROCS(0) > 1
 	case c.DryRun:
 		l.mode = dryRun
@@ -112,7 +112,9 @@ func (l *Limiter) Acquire() (Permit, error) {
 		// take: asking the shared count here and again in take made two goroutines' admitted
 		// call at GOMAXPROCS 2 12-16% slower (bench/README.md).
 		if w := l.slots.lease.Load(); w&cachedFlag != 0 {
-			n, counted = l.takeLeased(w, 0), true
+			s, own := l.stripes.pin()
+			n, counted = l.takeLeased(s, own, w, 0), true
+			procUnpin()
 		} else {
 			n = l.slots.takeShared(0)
 		}
@@ -137,7 +139,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 		if l.src.kind == sourceTicks {
 			p.start = clock.Ticks() // the default clock, read without the call through now
 		} else {
-			p.start = l.nowHolding(counted)
+			p.start = l.nowHolding(p)
 		}
 	}
 	return Permit{ticket: p}, nil
@@ -175,16 +177,16 @@ func (l *Limiter) takeUnenforced() int64 {
 	return max(n, 1)
 }
 
-// nowHolding reads the clock for a call that holds a slot, counted as take says. A Clock
-// that panics frees the slot, and the panic goes on.
-func (l *Limiter) nowHolding(counted bool) int64 {
+// nowHolding reads the clock for p, a call that holds a slot. A Clock that panics frees the
+// slot, and the panic goes on.
+func (l *Limiter) nowHolding(p ticket) int64 {
 	if l.src.kind != sourceOther {
 		return l.src.now()
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			l.abandon(counted)
+			l.abandon(p)
 		}
 	}()
 	now := l.src.clock.Nanotime()
@@ -192,9 +194,9 @@ func (l *Limiter) nowHolding(counted bool) int64 {
 	return now
 }
 
-// abandon frees the slot of a call whose callback panicked, without a sample.
-func (l *Limiter) abandon(counted bool) {
-	if l.unhold(counted) {
+// abandon frees the slot of p, a call whose callback panicked, without a sample.
+func (l *Limiter) abandon(p ticket) {
+	if l.unhold(p) {
 		l.passOn()
 	}
 }
@@ -205,7 +207,7 @@ func (l *Limiter) dropOn(p ticket, err error) bool {
 	ok := false
 	defer func() {
 		if !ok {
-			l.abandon(p.counted)
+			l.abandon(p)
 		}
 	}()
 	drop := l.cfg.DropOn(err)
@@ -223,13 +225,9 @@ const untimed = math.MaxInt64
 // The slot is freed before the sample is added, so finishing a permit twice panics without
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
 func (l *Limiter) done(p ticket, err error, drop uint64) {
-	if l.mode == classed {
-		l.doneClass(p, err, drop)
-		return
-	}
 	if err != nil {
 		if !l.dropOn(p, err) {
-			l.ignore(p.counted)
+			l.ignore(p)
 			return
 		}
 		drop = 1
@@ -244,17 +242,19 @@ func (l *Limiter) done(p ticket, err error, drop uint64) {
 		s, own = l.stripes.pin()
 		now = clock.Ticks() // as in Acquire
 	} else {
-		now = l.nowHolding(p.counted) // a Clock may block, so it is read before the P is pinned
+		now = l.nowHolding(p) // a Clock may block, so it is read before the P is pinned
 		s, own = l.stripes.pin()
 	}
 	var held bool // release, inlined where no cache is involved: the one-P call's path
-	if l.releasesShared(own, p.counted) {
+	if l.mode == classed {
+		held = l.releaseClass(s, own, p)
+	} else if l.releasesShared(own, p.counted) {
 		held = l.slots.release()
 	} else {
 		held = l.releaseLeased(s, own, p.counted)
 	}
 	if held {
-		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight)
+		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight&countMask)
 		if own {
 			addSample(s, latency, drop, peak)
 		} else {
@@ -275,11 +275,7 @@ func (l *Limiter) done(p ticket, err error, drop uint64) {
 
 // cancel frees p's slot without a sample.
 func (l *Limiter) cancel(p ticket) {
-	if l.mode == classed {
-		l.freeClass(p)
-	} else {
-		l.free(p.counted)
-	}
+	l.free(p)
 	l.countCancelled()
 }
 

@@ -45,9 +45,7 @@ func (p *Permit) Finish(o Outcome) {
 	if o == Drop {
 		q.l.noteDrop(q.start)
 		q.l.done(q, nil, 1)
-	} else if q.l.mode == classed {
-		q.l.ignoreClass(q)
 	} else {
-		q.l.ignore(q.counted)
+		q.l.ignore(q)
 	}
 }

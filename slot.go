@@ -55,6 +55,14 @@ func (s *slots) tryAcquire(hold int64) (inFlight int64, ok bool) {
 	}
 }
 
+// takeOne is tryAcquire returning the slots taken with the slot, or 0 where it took none.
+func (s *slots) takeOne(hold int64) int64 {
+	if n, ok := s.tryAcquire(hold); ok {
+		return n
+	}
+	return 0
+}
+
 // take takes a slot whatever the limit, for a dry run.
 func (s *slots) take() int64 { return s.taken.Add(1) }
 

@@ -41,7 +41,9 @@ type stripe struct {
 	released uint64 // calls counted under leases that freed a slot on this P
 	counted  uint64 // the highest bound on the calls in flight counted here in this window
 	rejected uint64 // calls rejected on this P
-	_        [cacheLineSize - 10*8]byte
+
+	class *classStripe // the P's counts by class, for a limiter with classes (class_counts.go)
+	_     [cacheLineSize - 11*8]byte
 }
 
 // stripes are a power of two of sample stripes, one per P when New ran, and as many

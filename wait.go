@@ -94,14 +94,12 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 }
 
 // started returns the permit of a caller of AcquireContext that took a slot with n in
-// flight, itself included, counted as take says: its latency runs from now.
+// flight, itself included (and its class, for a classed limiter: permitCount), counted as
+// take says: its latency runs from now.
 func (l *Limiter) started(n int64, counted bool) Permit {
-	if l.mode == classed {
-		return l.startedClass(n, counted)
-	}
 	p := ticket{l: l, start: untimed, inFlight: n, counted: counted}
 	if l.timed() {
-		p.start = l.nowHolding(counted)
+		p.start = l.nowHolding(p)
 	}
 	return Permit{ticket: p}
 }
@@ -221,9 +219,10 @@ func (l *Limiter) giveUp(w *waiter) {
 	q.mu.Unlock()
 	q.abandoned.Add(1)
 	if l.mode == classed {
-		l.gaveUpClass(w, served)
-	} else if served {
-		l.free(w.counted)
+		l.countRejected(classOf(w.inFlight), false) // the limiter's count has it: see waitFor
+	}
+	if served {
+		l.free(ticket{l: l, inFlight: w.inFlight, counted: w.counted})
 	}
 }
 
