@@ -21,29 +21,13 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	if l.mode != classed {
 		return l.Acquire()
 	}
-	c := l.classes.same(name)
-	if c < 0 {
-		c = l.classes.lookup(name)
-	}
-	return l.acquireClass(c)
-}
-
-// Classes returns the names of the limiter's priority classes (Config.Classes), highest
-// first, in a slice of the caller's own; nil without classes. It panics on a nil or zero
-// Limiter.
-func (l *Limiter) Classes() []string {
-	l.checkUsable()
-	if l.mode != classed {
-		return nil
-	}
-	return slices.Clone(l.classes.names)
-}
-
-// acquireClass is AcquireClass for class c of a classed limiter. A call that finds every slot
-// below its ceiling held is rejected as Acquire rejects, before anything else; the rest is
-// Acquire's steps, with takeClass for take.
-func (l *Limiter) acquireClass(c int) (Permit, error) {
+	// A call that finds every slot below its ceiling held is rejected as Acquire rejects,
+	// before anything else; the rest is Acquire's steps, with takeClass for take.
 	cs := l.classes
+	c := cs.same(name) // index, with its first pass written out
+	if c < 0 {
+		c = cs.lookup(name)
+	}
 	hold := cs.ceilings.hold(c)
 	if l.slots.allHeld(hold) && !cs.dryRun {
 		return l.rejectClass(c)
@@ -70,6 +54,17 @@ func (l *Limiter) acquireClass(c int) (Permit, error) {
 		}
 	}
 	return Permit{ticket: p}, nil
+}
+
+// Classes returns the names of the limiter's priority classes (Config.Classes), highest
+// first, in a slice of the caller's own; nil without classes. It panics on a nil or zero
+// Limiter.
+func (l *Limiter) Classes() []string {
+	l.checkUsable()
+	if l.mode != classed {
+		return nil
+	}
+	return slices.Clone(l.classes.names)
 }
 
 // takeClass takes a slot for a call of class c from the limiter's slots (lease.go), where the
@@ -118,7 +113,10 @@ func (l *Limiter) rejectClass(c int) (Permit, error) {
 	if c < len(l.classes.names)-1 {
 		l.turnAway(c)
 	}
-	l.countRejected(c, true)
+	s, own := l.stripes.pin() // countRejected(c, true), written out: a rejection makes no more calls
+	add(&s.class.rejected[c], 1, own)
+	add(&s.rejected, 1, own)
+	procUnpin()
 	return Permit{}, l.rejection
 }
 
@@ -131,11 +129,11 @@ func (l *Limiter) turnAway(c int) {
 // acquireClassContext is AcquireContext for a classed limiter: for the context's class, and
 // where Config.MaxWait is set, waiting behind the callers of its class and of the higher ones.
 func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
-	name, _ := ClassFromContext(ctx)
-	c := l.classes.index(name) // no class, "", is the lowest
+	name, _ := ClassFromContext(ctx) // no class, "", is the lowest
 	if l.cfg.MaxWait == 0 || l.classes.dryRun {
-		return l.acquireClass(c)
+		return l.AcquireClass(name)
 	}
+	c := l.classes.index(name)
 	if l.wait.count.Load() == 0 {
 		f, counted, freed := l.takeClass(c, l.classes.ceilings.hold(c))
 		if freed {

@@ -130,7 +130,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 	case disabled:
 		return Permit{}, nil // it measures nothing, so the permit needs no finishing
 	case classed:
-		return l.acquireClass(len(l.classes.names) - 1)
+		return l.AcquireClass("") // the lowest class
 	default:
 		n = l.takeUnenforced()
 	}
@@ -245,13 +245,21 @@ func (l *Limiter) done(p ticket, err error, drop uint64) {
 		now = l.nowHolding(p) // a Clock may block, so it is read before the P is pinned
 		s, own = l.stripes.pin()
 	}
-	var held bool // release, inlined where no cache is involved: the one-P call's path
+	// release, inlined where no cache is involved (the one-P call's path), with
+	// releaseClass's count for a classed permit
+	var released *uint64
 	if l.mode == classed {
-		held = l.releaseClass(s, own, p)
-	} else if l.releasesShared(own, p.counted) {
+		released = &s.class.released[classOf(p.inFlight)]
+		add(released, 1, own)
+	}
+	var held bool
+	if l.releasesShared(own, p.counted) {
 		held = l.slots.release()
 	} else {
 		held = l.releaseLeased(s, own, p.counted)
+	}
+	if !held && released != nil {
+		add(released, ^uint64(0), own)
 	}
 	if held {
 		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight&countMask)
