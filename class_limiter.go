@@ -32,20 +32,37 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	if l.slots.allHeld(hold) && !cs.dryRun {
 		return l.rejectClass(c)
 	}
-	var f int64
+	var n int64
 	counted := false
 	if !cs.dryRun {
-		var freed bool
-		if f, counted, freed = l.takeClass(c, hold); freed {
-			l.passOn()
+		// takeClass's first step, written out as Acquire writes take's: a call that gets its
+		// slot makes no call to take it.
+		s, own := l.stripes.pin()
+		if w := l.slots.lease.Load(); !l.leases {
+			n = l.slots.takeOne(hold)
+		} else if w&cachedFlag != 0 {
+			n, counted = l.takeLeased(s, own, w, hold), true
+		} else {
+			n = l.slots.takeShared(hold)
 		}
-		if f == 0 {
-			return l.rejectClass(c)
+		if n != 0 {
+			add(&s.class.acquired[c], 1, own)
+		}
+		procUnpin()
+		if n == 0 {
+			var freed bool
+			if n, counted, freed = l.takeClass(c, hold); freed {
+				l.passOn()
+			}
+			if n == 0 {
+				return l.rejectClass(c)
+			}
+			n &= countMask
 		}
 	} else {
-		f = permitCount(l.takeUnenforcedClass(c), c)
+		n = l.takeUnenforcedClass(c)
 	}
-	p := ticket{l: l, start: untimed, inFlight: f, counted: counted}
+	p := ticket{l: l, start: untimed, inFlight: permitCount(n, c), counted: counted}
 	if l.timed() {
 		if l.src.kind == sourceTicks {
 			p.start = clock.Ticks() // as in Acquire
@@ -110,9 +127,8 @@ func (l *Limiter) takeUnenforcedClass(c int) int64 {
 // rejectClass rejects a call of class c, and lowers the ceilings of the classes below it. It
 // counts the rejection by class and in the limiter's count on its P's lines, in one pin.
 func (l *Limiter) rejectClass(c int) (Permit, error) {
-	if c < len(l.classes.names)-1 {
-		l.turnAway(c)
-	}
+	cs := l.classes
+	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load()) // turnAway, inlined
 	s, own := l.stripes.pin() // countRejected(c, true), written out: a rejection makes no more calls
 	add(&s.class.rejected[c], 1, own)
 	add(&s.rejected, 1, own)
