@@ -21,14 +21,11 @@ func (l *Limiter) countAcquired(c int) {
 	procUnpin()
 }
 
-// countRejected counts a rejected call of class c; with total, in the limiter's rejections
-// too (Snapshot.Rejected), which a waiter that gave up has counted already.
-func (l *Limiter) countRejected(c int, total bool) {
+// countRejected counts a rejected call of class c. A classed limiter's rejections are its
+// classes' (Snapshot.Rejected), so that a rejection counts on one line.
+func (l *Limiter) countRejected(c int) {
 	s, own := l.stripes.pin()
 	add(&s.class.rejected[c], 1, own)
-	if total {
-		add(&s.rejected, 1, own)
-	}
 	procUnpin()
 }
 

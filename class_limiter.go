@@ -118,20 +118,19 @@ func (l *Limiter) takeUnenforcedClass(c int) int64 {
 	n := l.slots.take()
 	if n > l.slots.limit.Load()-l.classes.ceilings.hold(c) {
 		l.turnAway(c)
-		l.countRejected(c, true)
+		l.countRejected(c)
 	}
 	l.countAcquired(c)
 	return max(n, 1)
 }
 
 // rejectClass rejects a call of class c, and lowers the ceilings of the classes below it. It
-// counts the rejection by class and in the limiter's count on its P's lines, in one pin.
+// counts the rejection by class, the one count of a classed limiter's rejections, in one pin.
 func (l *Limiter) rejectClass(c int) (Permit, error) {
 	cs := l.classes
 	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load()) // turnAway, inlined
-	s, own := l.stripes.pin() // countRejected(c, true), written out: a rejection makes no more calls
+	s, own := l.stripes.pin()                                      // countRejected, written out: a rejection makes no more calls
 	add(&s.class.rejected[c], 1, own)
-	add(&s.rejected, 1, own)
 	procUnpin()
 	return Permit{}, l.rejection
 }

@@ -154,20 +154,23 @@ func (cs *classSet) setLimit(limit int64) {
 	}
 }
 
-// snapshots fills s with each class's state and returns how many classes there are. Each
-// class's calls in flight are read in one pass over the Ps' lines: see inFlight.
-func (cs *classSet) snapshots(s *[ClassesCeiling]ClassSnapshot) int {
+// snapshots fills s with each class's state and returns how many classes there are, and the
+// calls rejected, which are the classes' (countRejected). Each class's calls in flight are
+// read in one pass over the Ps' lines: see inFlight.
+func (cs *classSet) snapshots(s *[ClassesCeiling]ClassSnapshot) (n int, rejected uint64) {
 	var held [ClassesCeiling]int64
 	cs.inFlight(&held)
 	for i, name := range cs.names {
+		r := cs.rejections(i)
+		rejected += r
 		s[i] = ClassSnapshot{
 			Name:     name,
 			Reserved: int(cs.reserved[i].Load()),
 			InFlight: int(held[i]),
-			Rejected: cs.shown[i].report(cs.rejections(i)),
+			Rejected: cs.shown[i].report(r),
 		}
 	}
-	return len(cs.names)
+	return len(cs.names), rejected
 }
 
 // classes checks Config.Classes: at most ClassesCeiling classes, each with a name of

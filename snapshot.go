@@ -110,20 +110,23 @@ func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
 		Cancelled:     l.outcomes.cancelled.Load(),
 	}
 	t := l.stripes.sum(0)
-	s.Rejected = l.published.rejected.report(t.rejected)
+	rejected := t.rejected
+	var cs []ClassSnapshot
+	if l.mode == classed {
+		var n int
+		n, rejected = l.classes.snapshots(classes) // its classes' rejections: see countRejected
+		cs = classes[:n]
+		s.InFlight = 0
+		for _, c := range cs {
+			s.InFlight += c.InFlight
+		}
+		s.UnknownClass = l.classes.unknowns()
+	}
+	s.Rejected = l.published.rejected.report(rejected)
 	s.Drops = l.published.drops.report(t.drops)
 	s.Successes = l.published.successes.report(t.samples - min(t.drops, t.samples))
 	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load(&s.decisions)
 	s.WindowLatency = s.Last.MeanLatency
-	if l.mode != classed {
-		return nil
-	}
-	cs := classes[:l.classes.snapshots(classes)]
-	s.InFlight = 0
-	for _, c := range cs {
-		s.InFlight += c.InFlight
-	}
-	s.UnknownClass = l.classes.unknowns()
 	return cs
 }
 
