@@ -128,8 +128,9 @@ func (l *Limiter) takeUnenforcedClass(c int) int64 {
 // counts the rejection by class, the one count of a classed limiter's rejections, in one pin.
 func (l *Limiter) rejectClass(c int) (Permit, error) {
 	cs := l.classes
-	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load()) // turnAway, inlined
-	s, own := l.stripes.pin()                                      // countRejected, written out: a rejection makes no more calls
+	// turnAway and countRejected, written out: a rejection makes no more calls.
+	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load())
+	s, own := l.stripes.pin()
 	add(&s.class.rejected[c], 1, own)
 	procUnpin()
 	return Permit{}, l.rejection
