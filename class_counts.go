@@ -24,8 +24,12 @@ func (l *Limiter) countAcquired(c int) {
 // countRejected counts a rejected call of class c. A classed limiter's rejections are its
 // classes' (Snapshot.Rejected), so that a rejection counts on one line.
 func (l *Limiter) countRejected(c int) {
-	s, own := l.stripes.pin()
-	add(&s.class.rejected[c], 1, own)
+	cs := l.classes
+	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
+		bump(&cs.counts[p].rejected[c], 1)
+	} else {
+		atomic.AddUint64(&cs.overflow.rejected[c], 1)
+	}
 	procUnpin()
 }
 

@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 
 	"github.com/resilience4cata/adaptivelimit/internal/clock"
 )
@@ -130,8 +131,11 @@ func (l *Limiter) rejectClass(c int) (Permit, error) {
 	cs := l.classes
 	// turnAway and countRejected, written out: a rejection makes no more calls.
 	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load())
-	s, own := l.stripes.pin()
-	add(&s.class.rejected[c], 1, own)
+	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
+		bump(&cs.counts[p].rejected[c], 1)
+	} else {
+		atomic.AddUint64(&cs.overflow.rejected[c], 1)
+	}
 	procUnpin()
 	return Permit{}, l.rejection
 }
