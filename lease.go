@@ -40,8 +40,12 @@ import (
 // more, on a line that changes only as the limit moves or a class is turned away. The count
 // is the classless calls' one, so at most limit calls of all classes together hold a slot,
 // whatever the ceilings read; a ceiling only decides which calls get the slots. A classed call
-// also counts itself by class on its P's line (class_counts.go), after it took its slot and
-// before it frees it. A dry run's classed calls take no lease: they add to the count.
+// pins its P to take its slot, also where no cache may hold one, and in that pin counts itself
+// by class on its P's line (class_counts.go), after it took the slot; it counts itself as
+// freeing the slot in the pin that frees it, before it frees it. AcquireClass and done write
+// these steps out, as Acquire and done write take's and release's: a classed call costs a
+// classless one's steps, its ceiling's two loads, a pin and its counts by class. A dry run's
+// classed calls take no lease: they add to the count.
 //
 // Each call reports the calls in flight with it, itself included. Where the lease word, read
 // before the count, says that no cache may hold an idle slot, that is the count (a slot that
