@@ -6,6 +6,8 @@ import "sync/atomic"
 // on the P, those rejected on it, and those that named an unknown class. A call counts on the
 // line of the P it runs on, with a plain add while it is pinned there, as the limiter's
 // stripes count its samples, so that a classed call writes no line that another P writes.
+// Each of the limiter's stripes points to its P's (stripe.class), so that a call that pinned
+// its P to take or free a slot counts by class in that pin.
 type classStripe struct {
 	acquired [ClassesCeiling]uint64
 	released [ClassesCeiling]uint64
