@@ -2,7 +2,6 @@ package connectlimit
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -97,15 +96,8 @@ func (s *classSource) bind(l *adaptivelimit.Limiter) {
 		panic("connectlimit: WithClassFrom(nil)")
 	}
 	s.slots = integration.NewClassAcquirer(l)
-	classes := l.Classes()
-	for _, name := range s.names {
-		switch {
-		case name == "": // the lowest class, said explicitly
-		case !integration.Sendable(name):
-			panic(fmt.Sprintf("connectlimit: HeaderClass maps to class %q, whose name breaks the rule of class names", name))
-		case classes != nil && !slices.Contains(classes, name):
-			panic(fmt.Sprintf("connectlimit: HeaderClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Snapshot().Name, classes))
-		}
+	if err := integration.CheckClassNames(l, s.names); err != nil {
+		panic("connectlimit: HeaderClass " + err.Error())
 	}
 }
 

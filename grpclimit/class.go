@@ -2,7 +2,6 @@ package grpclimit
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -88,15 +87,8 @@ func (s *classSource) bind(l *adaptivelimit.Limiter) {
 		panic("grpclimit: WithClassFrom(nil)")
 	}
 	s.slots = integration.NewClassAcquirer(l)
-	classes := l.Classes()
-	for _, name := range s.names {
-		switch {
-		case name == "": // the lowest class, said explicitly
-		case !integration.Sendable(name):
-			panic(fmt.Sprintf("grpclimit: MetadataClass maps to class %q, whose name breaks the rule of class names", name))
-		case classes != nil && !slices.Contains(classes, name):
-			panic(fmt.Sprintf("grpclimit: MetadataClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Snapshot().Name, classes))
-		}
+	if err := integration.CheckClassNames(l, s.names); err != nil {
+		panic("grpclimit: MetadataClass " + err.Error())
 	}
 }
 

@@ -1,7 +1,6 @@
 package httplimit
 
 import (
-	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -82,15 +81,8 @@ func (s *classSource) bind(l *adaptivelimit.Limiter) {
 		panic("httplimit: WithClassFrom(nil)")
 	}
 	s.slots = integration.NewClassAcquirer(l)
-	classes := l.Classes()
-	for _, name := range s.names {
-		switch {
-		case name == "": // the lowest class, said explicitly
-		case !integration.Sendable(name):
-			panic(fmt.Sprintf("httplimit: HeaderClass maps to class %q, whose name breaks the rule of class names", name))
-		case classes != nil && !slices.Contains(classes, name):
-			panic(fmt.Sprintf("httplimit: HeaderClass maps to class %q, which limiter %q lacks (its classes: %q)", name, l.Snapshot().Name, classes))
-		}
+	if err := integration.CheckClassNames(l, s.names); err != nil {
+		panic("httplimit: HeaderClass " + err.Error())
 	}
 }
 
