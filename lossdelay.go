@@ -23,14 +23,15 @@ import (
 //
 // The first window without loss gives the baseline: its latency is at most the no-load
 // latency plus the queue. Where that window filled its limit, the queue may be its own, or a
-// fleet's that started together: a probe confirms it, a window at half the limit, and while
-// halving brings the latency down by a tenth, there was a queue, and the next window halves
-// again. The limit is never cut by more than half in a window without loss or congestion.
-// With ProbeInterval, a window at half the limit every so many windows, jittered, probes
-// again. Between probes the baseline only falls, with the latency of windows that are not
-// congested; it rises only when RelearnAfter windows in a row were congested and cutting the
-// limit did not bring the latency down: the dependency itself got slower, and the latency of
-// the last window becomes the baseline.
+// fleet's that started together: a probe judges it. A probe is short: half the limit for a
+// fifth of a window at most, and the limit back at once (startProbe). Until two probes read the
+// same latency, every window ends with one, and the limit holds between them, or comes back
+// cut where halving brought the latency down. The limit is never cut by more than half in a
+// window without loss or congestion. With ProbeInterval, a probe every so many windows,
+// jittered, probes again. Between probes the baseline only falls, with the latency of windows
+// that are not congested; it rises only when RelearnAfter windows in a row were congested and
+// cutting the limit did not bring the latency down: the dependency itself got slower, and the
+// latency of the last window becomes the baseline.
 type lossDelay struct {
 	limit     float64
 	minLimit  float64
@@ -246,9 +247,9 @@ func queueGradient(baseline, mean float64) float64 {
 	return clamp(baseline/mean, 0.5, 1)
 }
 
-// startProbe halves the limit for the next window, to measure the latency with half of this
-// limiter's calls, and a fleet's queue if it started together, out of it; from is the
-// latency of the window before.
+// startProbe halves the limit, to measure the latency with half of this limiter's calls, and
+// a fleet's queue if it started together, out of it; from is the latency of the window
+// before, and samples its samples.
 func (a *lossDelay) startProbe(from float64, samples uint64) {
 	a.probing, a.draining = true, true
 	a.probeFrom, a.probeFromN = from, float64(samples)
@@ -330,8 +331,12 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		a.limit *= a.backoff
 		return
 	}
-	read, n, fell := mean, float64(samples), mean/a.probeFrom
-	if fell >= 0.95 {
+	read, n := mean, float64(samples)
+	ratio := mean / a.probeFrom
+	// A fall counts where it is beyond what a mean of n samples varies by: twice its standard
+	// error where the latencies' standard deviation is half their mean, and a twentieth.
+	fell := ratio < 1-max(0.05, 1/math.Sqrt(n))
+	if !fell {
 		read = (mean*n + a.probeFrom*a.probeFromN) / (n + a.probeFromN)
 		n += a.probeFromN
 	}
@@ -339,11 +344,8 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	case a.confirmed:
 		a.baseline = min(a.baseline, max(read, 1))
 		a.confirm()
-	case fell < 0.95:
-		if fell < 0.9 {
-			fell *= a.tolerance
-		}
-		a.limit *= clamp(fell, 0.5, 1)
+	case fell:
+		a.limit *= clamp(a.tolerance*ratio, 0.5, 1)
 		a.baseline = max(read, 1)
 		a.reading, a.readingN = read, n
 	case a.readingN > 0 && read >= 0.9*a.reading:
