@@ -34,13 +34,13 @@ VERSION = v0.1.0
 UNPUBLISHED := ./bench ./cmd/limitsim ./internal/releasecheck
 OUT := out/ci
 
-LEGS := fmt vet race arm64 staticcheck modules benchmarks fuzz tidy cover release-check
+LEGS := fmt vet race arm64 staticcheck modules benchmarks fuzz tidy cover release-check api-check
 
 # Each leg opens with its name and closes with its time, so that a slow one shows.
 START = @mkdir -p $(OUT); echo "=== $@"; date +%s > $(OUT)/$@.start
 END = @echo "--- $@: $$(( $$(date +%s) - $$(cat $(OUT)/$@.start) ))s"
 
-.PHONY: test $(LEGS) qemu prometheus demo bench bench-check perf-baseline soak
+.PHONY: test $(LEGS) api qemu prometheus demo bench bench-check perf-baseline soak
 
 # The legs are independent; -Otarget prints each one's output whole when it finishes.
 test:
@@ -181,6 +181,18 @@ tidy:
 release-check:
 	$(START)
 	$(GO) run ./internal/releasecheck -version $(VERSION) -unpublished '$(UNPUBLISHED)' $(MODULES)
+	$(END)
+
+# The exported API of each published module, listed under api/ one identifier a line as the Go
+# project keeps api/go1.N.txt (internal/releasecheck/api says what it lists): api-check fails,
+# naming each identifier, when the code's API is not the one listed, so that every change to
+# the surface shows in review; make api writes the listings anew, to commit with the change.
+api:
+	$(GO) run ./internal/releasecheck/api -w -unpublished '$(UNPUBLISHED)' $(MODULES)
+
+api-check:
+	$(START)
+	$(GO) run ./internal/releasecheck/api -unpublished '$(UNPUBLISHED)' $(MODULES)
 	$(END)
 
 # The core's tests outside the workspace, as a user's go get builds it, with their statement

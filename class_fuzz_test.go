@@ -58,7 +58,7 @@ func FuzzClasses(f *testing.F) {
 				if pool := int(p.inFlight>>poolShift&0xf) - 1; pool < c {
 					t.Fatalf("class %d took a slot of class %d's reserve", c, pool)
 				}
-				held = append(held, p)
+				held = append(held, p.Move())
 			case 2: // finish the op%len(held)-th call
 				if len(held) > 0 {
 					i := int(op) % len(held)

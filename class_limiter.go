@@ -1,12 +1,15 @@
 package adaptivelimit
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // AcquireClass takes a slot for a call of the priority class called name, as Acquire does: a
 // free slot of the class's reserve, else a shared one, else one that a lower class reserves
 // and no call of it holds; otherwise it returns the limiter's *LimitExceededError at once. A
-// name that Config.Classes does not list means the lowest class. On a limiter without
-// classes it is Acquire.
+// name that Config.Classes does not list means the lowest class, and is counted in
+// Snapshot.UnknownClass unless it is "". On a limiter without classes it is Acquire.
 //
 // AcquireClass panics on a nil or zero Limiter.
 func (l *Limiter) AcquireClass(name string) (Permit, error) {
@@ -17,6 +20,19 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 		return l.Acquire()
 	}
 	return l.acquireClass(l.classes.index(name))
+}
+
+// Classes returns the names of the limiter's priority classes (Config.Classes), highest
+// first, in a slice of the caller's own; nil without classes. It panics on a nil or zero
+// Limiter.
+func (l *Limiter) Classes() []string {
+	if l == nil || l.rejection == nil {
+		panicUnusable()
+	}
+	if l.mode != classed {
+		return nil
+	}
+	return slices.Clone(l.classes.names)
 }
 
 // acquireClass is AcquireClass for class c of a classed limiter.
@@ -38,7 +54,8 @@ func (l *Limiter) acquireClass(c int) (Permit, error) {
 // where Config.MaxWait is set, waiting behind the callers of its class and of the higher ones.
 func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
 	name, _ := ClassFromContext(ctx)
-	c := l.classes.index(name)
+	c := l.classes.index(name) // no class, "", is the lowest
+
 	if l.cfg.MaxWait == 0 || l.classes.dryRun {
 		return l.acquireClass(c)
 	}
@@ -58,7 +75,7 @@ func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
 // doneClass is done for a classed limiter. The slot goes back to its pool before DropOn or a
 // Clock that may panic runs, so that a panic leaves nothing held; a clock that cannot panic
 // is read before, so that the sample does not time the release.
-func (l *Limiter) doneClass(p Permit, err error, drop uint64) {
+func (l *Limiter) doneClass(p ticket, err error, drop uint64) {
 	var now int64
 	if l.src.kind != sourceOther {
 		now = l.src.now()

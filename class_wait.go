@@ -43,7 +43,7 @@ func (l *Limiter) gaveUpClass(w *waiter, served bool) {
 // startedClass is started for a classed limiter: its permit carries the class and pool in
 // f. A Clock that panics frees the slot, and the panic goes on.
 func (l *Limiter) startedClass(f int64) Permit {
-	p := Permit{l: l, start: untimed, inFlight: f}
+	p := ticket{l: l, start: untimed, inFlight: f}
 	if l.timed() {
 		if l.src.kind == sourceTicks {
 			p.start = clock.Ticks()
@@ -51,7 +51,7 @@ func (l *Limiter) startedClass(f int64) Permit {
 			p.start = l.classNow(f)
 		}
 	}
-	return p
+	return Permit{ticket: p}
 }
 
 func (l *Limiter) classNow(f int64) int64 {

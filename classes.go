@@ -47,6 +47,7 @@ type classSet struct {
 	held    []classHolds  // calls that took and freed a slot, by class
 	reject  []classCounts // rejections by class, in a power of two of stripes (rejected)
 	shown   []monotone    // the most rejections by class a snapshot has reported
+	unknown monotone      // the most calls of an unknown class a snapshot has reported
 	dryRun  bool          // admit every call, counting those the pools would reject
 
 	short paddedCount // pools below zero
@@ -71,11 +72,15 @@ type classHolds struct {
 	_                  [cacheLineSize - 16]byte
 }
 
-// classCounts are one stripe's counts by class, on a line of their own.
+// classCounts are one stripe's counts of rejections by class, and of the calls that named a
+// class the limiter does not have (unknownIndex), on a line of their own.
 type classCounts struct {
-	n [ClassesCeiling]uint64
-	_ [cacheLineSize - ClassesCeiling*8]byte
+	n [ClassesCeiling + 1]uint64
+	_ [cacheLineSize - (ClassesCeiling+1)*8]byte
 }
+
+// unknownIndex is where classCounts count the calls that named an unknown class.
+const unknownIndex = ClassesCeiling
 
 // The bits of a classed permit's inFlight above the count: the pool plus one (noPool plus one
 // for a call of a dry run that no pool had a slot for), and the class. Every classed permit
@@ -107,12 +112,17 @@ func newClassSet(classes []Class, dryRun bool, stripes int) *classSet {
 	return cs
 }
 
-// index returns the index of the class called name: the lowest class where none is.
+// index returns the index of the class called name: the lowest class where none is. A name
+// that no class has, other than "", is counted (Snapshot.UnknownClass): it is most often a
+// typo or a class that a caller's configuration has and the limiter's lacks.
 func (cs *classSet) index(name string) int {
 	for i, n := range cs.names {
 		if n == name {
 			return i
 		}
+	}
+	if name != "" {
+		cs.count(unknownIndex)
 	}
 	return len(cs.names) - 1
 }
@@ -196,24 +206,33 @@ func (cs *classSet) underLimit() bool {
 	return free > 0
 }
 
-// rejected counts a rejected call of class c, with an atomic add on the stripe that a hash of
-// the goroutine's stack address picks, so that goroutines rejected at once seldom share a
+// rejected counts a rejected call of class c.
+func (cs *classSet) rejected(c int) { cs.count(c) }
+
+// count adds one to count i of classCounts, with an atomic add on the stripe that a hash of
+// the goroutine's stack address picks, so that goroutines counted at once seldom share a
 // line and no count is lost: a plain increment there could erase other goroutines' counts
 // when its goroutine is preempted between its load and its store.
-func (cs *classSet) rejected(c int) {
+func (cs *classSet) count(i int) {
 	var onStack byte
-	i := uint64(uintptr(unsafe.Pointer(&onStack))) * 0x9E3779B97F4A7C15 >> 32 & uint64(len(cs.reject)-1)
-	atomic.AddUint64(&cs.reject[i].n[c], 1)
+	s := uint64(uintptr(unsafe.Pointer(&onStack))) * 0x9E3779B97F4A7C15 >> 32 & uint64(len(cs.reject)-1)
+	atomic.AddUint64(&cs.reject[s].n[i], 1)
+}
+
+// counted returns count i of classCounts so far.
+func (cs *classSet) counted(i int) uint64 {
+	var n uint64
+	for s := range cs.reject {
+		n += atomic.LoadUint64(&cs.reject[s].n[i])
+	}
+	return n
 }
 
 // rejections returns the calls of class c rejected so far.
-func (cs *classSet) rejections(c int) uint64 {
-	var n uint64
-	for i := range cs.reject {
-		n += atomic.LoadUint64(&cs.reject[i].n[c])
-	}
-	return cs.shown[c].report(n)
-}
+func (cs *classSet) rejections(c int) uint64 { return cs.shown[c].report(cs.counted(c)) }
+
+// unknowns returns the calls so far that named a class the limiter does not have.
+func (cs *classSet) unknowns() uint64 { return cs.unknown.report(cs.counted(unknownIndex)) }
 
 // setLimit moves the pools to a new limit: each class reserves floor(Reserve*limit), and the
 // shared pool holds the rest. Each pool moves by the change of its share, with an atomic add
@@ -293,7 +312,7 @@ func (cs *classSet) snapshots() []ClassSnapshot {
 // its own and a reserve in [0, 1], the reserves adding up to at most 1.
 func (v *validator) classes(classes []Class) {
 	fail := func(rule string) {
-		v.fail("classes", formatClasses(classes), rule, CodeInvalidTuning, ErrInvalidTuning)
+		v.fail("classes", formatClasses(classes), rule, ErrInvalidTuning)
 	}
 	if len(classes) > ClassesCeiling {
 		fail(fmt.Sprintf("at most %d classes", ClassesCeiling))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ func takeAll(t *testing.T, l *Limiter, class string) []Permit {
 			require.ErrorIs(t, err, ErrLimitExceeded)
 			return permits
 		}
-		permits = append(permits, p)
+		permits = append(permits, p.Move())
 		require.LessOrEqual(t, len(permits), l.Limit(), "more permits than the limit")
 	}
 }
@@ -208,7 +209,7 @@ func TestClassFinishing(t *testing.T) {
 	l := newClassed(t, 10, threeClasses)
 	p, err := l.AcquireClass("critical")
 	require.NoError(t, err)
-	q := p
+	q := copyOf(&p)
 	p.Done(nil)
 	p.Done(nil) // cleared: nothing
 	require.Panics(t, func() { q.Done(nil) }, "a copy finished twice")
@@ -404,7 +405,7 @@ func TestClassDryRunAndDisabled(t *testing.T) {
 	for range 8 {
 		p, err := l.AcquireClass("standard")
 		require.NoError(t, err)
-		std = append(std, p)
+		std = append(std, p.Move())
 	}
 	snap := l.Snapshot()
 	require.True(t, snap.DryRun)
@@ -445,7 +446,7 @@ func TestClassConfigErrors(t *testing.T) {
 		_, err := New(Config{Name: "api", Classes: tc.classes})
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce, "%v", tc.classes)
-		require.Equal(t, CodeInvalidTuning, ce.Code())
+		require.Equal(t, "R4C-REG-001", ce.Code())
 		require.ErrorIs(t, err, ErrInvalidTuning)
 		require.Equal(t, "classes", ce.Key)
 		require.Equal(t, formatClasses(tc.classes), ce.Value)
@@ -497,10 +498,10 @@ func TestClassesKey(t *testing.T) {
 		require.Equal(t, tc.text, ce.Value)
 		require.Equal(t, 3, ce.Line)
 		require.Contains(t, ce.Rule, tc.rule)
-		require.Equal(t, CodeInvalidTuning, ce.Code())
+		require.Equal(t, "R4C-REG-001", ce.Code())
 	}
 	var c Config
-	rule, _, _ := keyNamed("classes").set(&c, "none")
+	rule, _ := keyNamed("classes").set(&c, "none")
 	require.Empty(t, rule)
 	require.Nil(t, c.Classes)
 }
@@ -538,4 +539,85 @@ func TestClassNoAllocations(t *testing.T) {
 		clock.Advance(time.Millisecond)
 		p.Done(nil)
 	}), "a call that closes a window")
+}
+
+// Classes lists the class names highest first, in a copy; nil without classes.
+func TestClassesNames(t *testing.T) {
+	l := newClassed(t, 10, threeClasses)
+	names := l.Classes()
+	require.Equal(t, []string{"critical", "standard", "sheddable"}, names)
+	names[0] = "changed"
+	require.Equal(t, []string{"critical", "standard", "sheddable"}, l.Classes(), "the caller's copy")
+
+	plain, err := New(Config{})
+	require.NoError(t, err)
+	require.Nil(t, plain.Classes())
+	require.Panics(t, func() { (&Limiter{}).Classes() })
+}
+
+// A call that names a class the limiter lacks goes to the lowest class, and is counted; ""
+// names none and is not. The count is monotone and counts rejected calls too.
+func TestClassUnknownCounted(t *testing.T) {
+	l := newClassed(t, 10, threeClasses)
+	require.Zero(t, l.Snapshot().UnknownClass)
+
+	p, err := l.AcquireClass("bogus")
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 0, 1}, classInFlight(l), "the lowest class")
+	require.Equal(t, uint64(1), l.Snapshot().UnknownClass)
+
+	q, err := l.AcquireContext(WithClass(context.Background(), "critical "))
+	require.NoError(t, err)
+	require.Equal(t, []int{0, 0, 2}, classInFlight(l))
+	require.Equal(t, uint64(2), l.Snapshot().UnknownClass, "through the context")
+
+	for _, known := range []func() (Permit, error){
+		func() (Permit, error) { return l.AcquireClass("critical") },
+		func() (Permit, error) { return l.AcquireClass("") },
+		l.Acquire,
+		func() (Permit, error) { return l.AcquireContext(context.Background()) },
+		func() (Permit, error) { return l.AcquireContext(WithClass(context.Background(), "standard")) },
+		func() (Permit, error) {
+			return Do(WithClass(context.Background(), "sheddable"), l, func(context.Context) (Permit, error) { return Permit{}, nil })
+		},
+	} {
+		r, err := known()
+		require.NoError(t, err)
+		r.Done(nil)
+	}
+	require.Equal(t, uint64(2), l.Snapshot().UnknownClass, "known names, \"\" and no class are not counted")
+
+	held := takeAll(t, l, "sheddable")
+	_, err = l.AcquireClass("nope")
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	require.Equal(t, uint64(3), l.Snapshot().UnknownClass, "a rejected call is counted too")
+	finishAll(held)
+	p.Done(nil)
+	q.Done(nil)
+
+	// A limiter without classes counts nothing.
+	plain, err := New(Config{})
+	require.NoError(t, err)
+	r, err := plain.AcquireClass("bogus")
+	require.NoError(t, err)
+	r.Done(nil)
+	require.Zero(t, plain.Snapshot().UnknownClass)
+}
+
+// The count adds up across goroutines: no count is lost.
+func TestClassUnknownCountedConcurrently(t *testing.T) {
+	l := newClassed(t, 1000, threeClasses)
+	const goroutines, calls = 8, 500
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for range calls {
+				if p, err := l.AcquireClass("unknown"); err == nil {
+					p.Done(nil)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, uint64(goroutines*calls), l.Snapshot().UnknownClass)
 }

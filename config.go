@@ -12,11 +12,10 @@ import (
 type Algorithm int
 
 const (
-	// AlgorithmDefault leaves the choice unset: it means Gradient2.
-	AlgorithmDefault Algorithm = iota
 	// Gradient2 follows latency: it grows the limit while a window's latency stays near the
-	// long-term latency and shrinks it in proportion when latency rises.
-	Gradient2
+	// long-term latency and shrinks it in proportion when latency rises. The zero Algorithm
+	// is unset, and means Gradient2.
+	Gradient2 Algorithm = iota + 1
 	// AIMD ignores latency: it backs off by BackoffRatio after a window with a drop and grows
 	// by one after a window without one.
 	AIMD
@@ -33,7 +32,7 @@ const (
 
 func (a Algorithm) String() string {
 	switch a {
-	case AlgorithmDefault:
+	case 0:
 		return "default"
 	case Gradient2:
 		return "gradient2"
@@ -55,30 +54,32 @@ type Config struct {
 
 	InitialLimit     int           // default 20, clamped into [MinLimit, MaxLimit] when unset
 	MinLimit         int           // default 1
-	MaxLimit         int           // default 200; at most LimitCeiling
+	MaxLimit         int           // default 200; at most 16,777,216 (1<<24)
 	Window           time.Duration // default 1s; from 1ms to 1h
-	MinWindowSamples int           // default 10; at most MinWindowSamplesCeiling
+	MinWindowSamples int           // default 10; at most 1,000,000
 
 	Smoothing    float64 // Gradient2 and Vegas: default 0.2 (Gradient2) or 1 (Vegas), in (0, 1]
 	RTTTolerance float64 // Gradient2: default 1.5, at least 1
-	LongWindow   int     // Gradient2: windows in the long-term average; default 600, at most WindowsCeiling
-	QueueSize    int     // Gradient2: default 4; at most QueueSizeCeiling
+	LongWindow   int     // Gradient2: windows in the long-term average; default 600, at most 1,000,000
+	QueueSize    int     // Gradient2: default 4; at most 16,777,216
 	BackoffRatio float64 // AIMD and LossDelay: default 0.9, in [0.5, 1)
 
 	LossThreshold  float64       // LossDelay: the share of drops above which a window backs off; default 0.01, in (0, 1)
 	DelayTolerance float64       // LossDelay: latency above this many times the baseline is congestion; default 1.08, at least 1
 	IncreaseRatio  float64       // LossDelay: an uncongested window grows the limit by this share; default 0.2, in (0, 1]
-	ProbeInterval  int           // LossDelay: windows between probes of the no-load latency, jittered down by up to half; default 0, none after the first; at most WindowsCeiling
-	RelearnAfter   int           // LossDelay: congested windows whose latency cuts do not bring down before the baseline is re-learnt; default 5, at most WindowsCeiling
+	ProbeInterval  int           // LossDelay: windows between probes of the no-load latency, jittered down by up to half; default 0, none after the first; at most 1,000,000
+	RelearnAfter   int           // LossDelay: congested windows whose latency cuts do not bring down before the baseline is re-learnt; default 5, at most 1,000,000
 	LatencyCeiling time.Duration // LossDelay: a window's mean latency above it counts as loss; default 0, none
 
 	// Vegas grows the limit while the queue it reads from latency is below Alpha and shrinks
 	// it above Beta. Set both, Beta above Alpha, or neither: by default they follow the limit,
 	// 3*log10root(limit) and 6*log10root(limit), where log10root(n) = max(1, floor(log10(n))).
+	// Beta is at most 16,777,216.
 	Alpha int
 	Beta  int
 	// ProbeMultiplier sets how often Vegas measures its no-load latency again: every
-	// jitter*ProbeMultiplier*limit windows, jitter uniform in [0.5, 1). Default 30.
+	// jitter*ProbeMultiplier*limit windows, jitter uniform in [0.5, 1). Default 30, at most
+	// 1,000,000.
 	ProbeMultiplier int
 
 	// Random returns numbers uniform in [0, 1) for the algorithms that draw at random: Vegas
@@ -102,8 +103,11 @@ type Config struct {
 	// the limit it reserves. Default none: every call is equal. At most ClassesCeiling.
 	Classes []Class
 
-	// DropOn reports whether a call's error means the dependency is overloaded. Default
-	// DefaultDropOn. If it panics, the call's slot is freed and the panic goes on.
+	// DropOn reports whether a call's error means the dependency is overloaded: the call is
+	// then a drop, a sample marked as one. AIMD, Vegas and LossDelay back off on drops;
+	// Gradient2 reads latency only and takes a drop for its latency alone, so that fast drops
+	// (a 503, an inner ErrLimitExceeded) raise its limit. Default DefaultDropOn. If it panics,
+	// the call's slot is freed and the panic goes on.
 	DropOn func(error) bool
 
 	// Disabled admits every call and measures nothing.
@@ -125,35 +129,36 @@ type Config struct {
 	OnLimitChange func(name string, d Decision)
 }
 
-// The defaults of the spec.
+// The defaults of the spec, which Config's comments state.
 const (
-	DefaultName             = "adaptivelimit"
-	DefaultInitialLimit     = 20
-	DefaultMinLimit         = 1
-	DefaultMaxLimit         = 200
-	DefaultWindow           = time.Second
-	DefaultMinWindowSamples = 10
-	DefaultSmoothing        = 0.2 // Gradient2's
-	DefaultVegasSmoothing   = 1.0
-	DefaultRTTTolerance     = 1.5
-	DefaultLongWindow       = 600
-	DefaultQueueSize        = 4
-	DefaultBackoffRatio     = 0.9
-	DefaultProbeMultiplier  = 30
-	DefaultLossThreshold    = 0.01
-	DefaultDelayTolerance   = 1.08
-	DefaultIncreaseRatio    = 0.2
-	DefaultRelearnAfter     = 5
+	defaultName             = "adaptivelimit"
+	defaultInitialLimit     = 20
+	defaultMinLimit         = 1
+	defaultMaxLimit         = 200
+	defaultWindow           = time.Second
+	defaultMinWindowSamples = 10
+	defaultSmoothing        = 0.2 // Gradient2's
+	defaultVegasSmoothing   = 1.0
+	defaultRTTTolerance     = 1.5
+	defaultLongWindow       = 600
+	defaultQueueSize        = 4
+	defaultBackoffRatio     = 0.9
+	defaultProbeMultiplier  = 30
+	defaultLossThreshold    = 0.01
+	defaultDelayTolerance   = 1.08
+	defaultIncreaseRatio    = 0.2
+	defaultRelearnAfter     = 5
 )
 
-// The largest values New accepts. A limit beyond LimitCeiling is no limit at all, and the
-// ceilings keep every value the algorithms compute exact in a float64 and far from overflow.
+// The largest values New accepts, which Config's comments state. A limit beyond
+// limitCeiling is no limit at all, and the ceilings keep every value the algorithms compute
+// exact in a float64 and far from overflow.
 const (
-	LimitCeiling            = 1 << 24   // InitialLimit, MinLimit and MaxLimit: 16,777,216 calls
-	QueueSizeCeiling        = 1 << 24   // QueueSize, and Vegas's Alpha and Beta: no more than the largest limit
-	MinWindowSamplesCeiling = 1_000_000 // MinWindowSamples
-	WindowsCeiling          = 1_000_000 // LongWindow, ProbeInterval and RelearnAfter: 11 days of 1 s windows
-	ProbeMultiplierCeiling  = 1_000_000 // ProbeMultiplier
+	limitCeiling            = 1 << 24   // InitialLimit, MinLimit and MaxLimit: 16,777,216 calls
+	queueSizeCeiling        = 1 << 24   // QueueSize, and Vegas's Alpha and Beta: no more than the largest limit
+	minWindowSamplesCeiling = 1_000_000 // MinWindowSamples
+	windowsCeiling          = 1_000_000 // LongWindow, ProbeInterval and RelearnAfter: 11 days of 1 s windows
+	probeMultiplierCeiling  = 1_000_000 // ProbeMultiplier
 )
 
 const (
@@ -162,7 +167,7 @@ const (
 )
 
 // resolved returns c with every unset field set to its default, or the error of the first
-// invalid field, in the order of the fields.
+// invalid field, as validate orders them.
 func (c Config) resolved() (Config, error) {
 	c = c.withDefaults()
 	c.Classes = slices.Clone(c.Classes) // the caller's slice may change after New
@@ -170,29 +175,33 @@ func (c Config) resolved() (Config, error) {
 }
 
 // withDefaults returns c with every unset field set to its default. An unset InitialLimit
-// is clamped into the bounds.
+// is clamped into the bounds where they are valid.
 func (c Config) withDefaults() Config {
-	setDefault(&c.Name, DefaultName)
+	setDefault(&c.Name, defaultName)
 	setDefault(&c.Algorithm, Gradient2)
-	setDefault(&c.MinLimit, DefaultMinLimit)
-	setDefault(&c.MaxLimit, DefaultMaxLimit)
-	setDefault(&c.InitialLimit, min(max(DefaultInitialLimit, c.MinLimit), c.MaxLimit))
-	setDefault(&c.Window, DefaultWindow)
-	setDefault(&c.MinWindowSamples, DefaultMinWindowSamples)
-	if c.Algorithm == Vegas {
-		setDefault(&c.Smoothing, DefaultVegasSmoothing)
-	} else {
-		setDefault(&c.Smoothing, DefaultSmoothing)
+	setDefault(&c.MinLimit, defaultMinLimit)
+	setDefault(&c.MaxLimit, defaultMaxLimit)
+	initial := defaultInitialLimit
+	if 1 <= c.MinLimit && c.MinLimit <= c.MaxLimit && c.MaxLimit <= limitCeiling {
+		initial = min(max(initial, c.MinLimit), c.MaxLimit) // else the bounds' error, not its
 	}
-	setDefault(&c.RTTTolerance, DefaultRTTTolerance)
-	setDefault(&c.LongWindow, DefaultLongWindow)
-	setDefault(&c.QueueSize, DefaultQueueSize)
-	setDefault(&c.BackoffRatio, DefaultBackoffRatio)
-	setDefault(&c.ProbeMultiplier, DefaultProbeMultiplier)
-	setDefault(&c.LossThreshold, DefaultLossThreshold)
-	setDefault(&c.DelayTolerance, DefaultDelayTolerance)
-	setDefault(&c.IncreaseRatio, DefaultIncreaseRatio)
-	setDefault(&c.RelearnAfter, DefaultRelearnAfter)
+	setDefault(&c.InitialLimit, initial)
+	setDefault(&c.Window, defaultWindow)
+	setDefault(&c.MinWindowSamples, defaultMinWindowSamples)
+	if c.Algorithm == Vegas {
+		setDefault(&c.Smoothing, defaultVegasSmoothing)
+	} else {
+		setDefault(&c.Smoothing, defaultSmoothing)
+	}
+	setDefault(&c.RTTTolerance, defaultRTTTolerance)
+	setDefault(&c.LongWindow, defaultLongWindow)
+	setDefault(&c.QueueSize, defaultQueueSize)
+	setDefault(&c.BackoffRatio, defaultBackoffRatio)
+	setDefault(&c.ProbeMultiplier, defaultProbeMultiplier)
+	setDefault(&c.LossThreshold, defaultLossThreshold)
+	setDefault(&c.DelayTolerance, defaultDelayTolerance)
+	setDefault(&c.IncreaseRatio, defaultIncreaseRatio)
+	setDefault(&c.RelearnAfter, defaultRelearnAfter)
 	if c.Random == nil {
 		c.Random = rand.Float64
 	}
@@ -205,52 +214,54 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate returns the error of the first invalid field of c, in the order of the fields. It
-// takes every field as it is: a zero is invalid, not unset, where 0 is out of range.
+// validate returns the error of the first invalid field of c, in the order of keys (the
+// configuration reference's table), where minLimit above maxLimit comes before initialLimit
+// outside them, since the bounds must be in order to judge it. It takes every field as it
+// is: a zero is invalid, not unset, where 0 is out of range.
 func (c Config) validate() error {
 	v := validator{instance: c.Name}
 	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas && c.Algorithm != LossDelay {
-		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd, vegas or lossdelay", CodeInvalidTuning, ErrInvalidTuning)
+		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd, vegas or lossdelay", ErrInvalidTuning)
 	}
+	v.bound("initialLimit", c.InitialLimit, "the initial limit")
 	v.bound("minLimit", c.MinLimit, "a limit bound")
 	v.bound("maxLimit", c.MaxLimit, "a limit bound")
-	v.bound("initialLimit", c.InitialLimit, "the initial limit")
-	if v.err == nil {
+	if v.err == nil { // the bounds in order before initialLimit is judged against them
 		if c.MinLimit > c.MaxLimit {
-			v.fail("minLimit", c.MinLimit, fmt.Sprintf("must not exceed maxLimit (%d)", c.MaxLimit), CodeOutOfRange, ErrOutOfRange)
+			v.fail("minLimit", c.MinLimit, fmt.Sprintf("must not exceed maxLimit (%d)", c.MaxLimit), ErrOutOfRange)
 		} else if c.InitialLimit >= 1 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
-			v.fail("initialLimit", c.InitialLimit, fmt.Sprintf("must lie in [minLimit, maxLimit] = [%d, %d]", c.MinLimit, c.MaxLimit), CodeOutOfRange, ErrOutOfRange)
+			v.fail("initialLimit", c.InitialLimit, fmt.Sprintf("must lie in [minLimit, maxLimit] = [%d, %d]", c.MinLimit, c.MaxLimit), ErrOutOfRange)
 		}
 	}
 	if c.Window < minWindow || c.Window > maxWindow {
-		v.fail("window", c.Window, "must lie in [1ms, 1h]", CodeOutOfRange, ErrOutOfRange)
+		v.fail("window", c.Window, "must lie in [1ms, 1h]", ErrOutOfRange)
 	}
-	v.count("minWindowSamples", c.MinWindowSamples, MinWindowSamplesCeiling)
-	v.count("longWindow", c.LongWindow, WindowsCeiling)
-	v.count("queueSize", c.QueueSize, QueueSizeCeiling)
+	v.count("minWindowSamples", c.MinWindowSamples, minWindowSamplesCeiling)
 	v.tuning("smoothing", c.Smoothing, c.Smoothing > 0 && c.Smoothing <= 1, "must lie in (0, 1]")
 	v.tuning("rttTolerance", c.RTTTolerance, c.RTTTolerance >= 1, "must be at least 1")
+	v.count("longWindow", c.LongWindow, windowsCeiling)
+	v.count("queueSize", c.QueueSize, queueSizeCeiling)
 	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
 	v.tuning("lossThreshold", c.LossThreshold, c.LossThreshold > 0 && c.LossThreshold < 1, "must lie in (0, 1)")
 	v.tuning("delayTolerance", c.DelayTolerance, c.DelayTolerance >= 1, "must be at least 1")
 	v.tuning("increaseRatio", c.IncreaseRatio, c.IncreaseRatio > 0 && c.IncreaseRatio <= 1, "must lie in (0, 1]")
-	if c.ProbeInterval < 0 || c.ProbeInterval > WindowsCeiling {
-		v.fail("probeInterval", c.ProbeInterval, fmt.Sprintf("must lie in [0, %d]", WindowsCeiling), CodeInvalidTuning, ErrInvalidTuning)
+	if c.ProbeInterval < 0 || c.ProbeInterval > windowsCeiling {
+		v.fail("probeInterval", c.ProbeInterval, fmt.Sprintf("must lie in [0, %d]", windowsCeiling), ErrInvalidTuning)
 	}
-	v.count("relearnAfter", c.RelearnAfter, WindowsCeiling)
+	v.count("relearnAfter", c.RelearnAfter, windowsCeiling)
 	if c.LatencyCeiling < 0 {
-		v.fail("latencyCeiling", c.LatencyCeiling, "must not be negative", CodeInvalidTuning, ErrInvalidTuning)
+		v.fail("latencyCeiling", c.LatencyCeiling, "must not be negative", ErrInvalidTuning)
 	}
 	v.vegasQueue(c.Alpha, c.Beta)
-	v.count("probeMultiplier", c.ProbeMultiplier, ProbeMultiplierCeiling)
+	v.count("probeMultiplier", c.ProbeMultiplier, probeMultiplierCeiling)
 	if c.MaxWait < 0 {
-		v.fail("maxWait", c.MaxWait, "must not be negative", CodeOutOfRange, ErrOutOfRange)
+		v.fail("maxWait", c.MaxWait, "must not be negative", ErrOutOfRange)
 	}
 	if c.MaxWaiters < 0 {
-		v.fail("maxWaiters", c.MaxWaiters, "must not be negative", CodeInvalidTuning, ErrInvalidTuning)
+		v.fail("maxWaiters", c.MaxWaiters, "must not be negative", ErrInvalidTuning)
 	}
 	if c.WaitOrder != FIFO && c.WaitOrder != LIFO {
-		v.fail("waitOrder", c.WaitOrder, "must be fifo or lifo", CodeInvalidTuning, ErrInvalidTuning)
+		v.fail("waitOrder", c.WaitOrder, "must be fifo or lifo", ErrInvalidTuning)
 	}
 	v.classes(c.Classes)
 	return v.err
@@ -268,39 +279,39 @@ type validator struct {
 	err      error
 }
 
-func (v *validator) fail(key string, value any, rule, code string, sentinel error) {
+func (v *validator) fail(key string, value any, rule string, sentinel error) {
 	if v.err == nil {
-		v.err = &ConfigError{Instance: v.instance, Key: key, Value: value, Rule: rule, code: code, sentinel: sentinel}
+		v.err = &ConfigError{Instance: v.instance, Key: key, Value: value, Rule: rule, sentinel: sentinel}
 	}
 }
 
 // bound checks a limit: what names it in the rule, as "a limit bound".
 func (v *validator) bound(key string, value int, what string) {
 	if value < 1 {
-		v.fail(key, value, what+" must be at least 1", CodeBoundBelowOne, ErrBoundBelowOne)
-	} else if value > LimitCeiling {
-		v.fail(key, value, fmt.Sprintf("%s must not exceed %d", what, LimitCeiling), CodeOutOfRange, ErrOutOfRange)
+		v.fail(key, value, what+" must be at least 1", ErrBoundBelowOne)
+	} else if value > limitCeiling {
+		v.fail(key, value, fmt.Sprintf("%s must not exceed %d", what, limitCeiling), ErrOutOfRange)
 	}
 }
 
 // count checks an integer tuning value, which lies in [1, ceiling].
 func (v *validator) count(key string, value, ceiling int) {
 	if value < 1 || value > ceiling {
-		v.fail(key, value, fmt.Sprintf("must lie in [1, %d]", ceiling), CodeInvalidTuning, ErrInvalidTuning)
+		v.fail(key, value, fmt.Sprintf("must lie in [1, %d]", ceiling), ErrInvalidTuning)
 	}
 }
 
 // vegasQueue checks Vegas's alpha and beta: both unset, or alpha at least 1 and beta above,
-// at most QueueSizeCeiling.
+// at most queueSizeCeiling.
 func (v *validator) vegasQueue(alpha, beta int) {
 	switch {
 	case alpha == 0 && beta == 0:
 	case alpha < 1:
-		v.fail("alpha", alpha, "must be at least 1, set with beta, or both 0 for the defaults", CodeInvalidTuning, ErrInvalidTuning)
+		v.fail("alpha", alpha, "must be at least 1, set with beta, or both 0 for the defaults", ErrInvalidTuning)
 	case beta <= alpha:
-		v.fail("beta", beta, fmt.Sprintf("must exceed alpha (%d), or both be 0 for the defaults", alpha), CodeInvalidTuning, ErrInvalidTuning)
-	case beta > QueueSizeCeiling:
-		v.fail("beta", beta, fmt.Sprintf("must not exceed %d", QueueSizeCeiling), CodeInvalidTuning, ErrInvalidTuning)
+		v.fail("beta", beta, fmt.Sprintf("must exceed alpha (%d), or both be 0 for the defaults", alpha), ErrInvalidTuning)
+	case beta > queueSizeCeiling:
+		v.fail("beta", beta, fmt.Sprintf("must not exceed %d", queueSizeCeiling), ErrInvalidTuning)
 	}
 }
 
@@ -308,6 +319,6 @@ func (v *validator) vegasQueue(alpha, beta int) {
 // rejected here since every rule has a finite bound on at least one side.
 func (v *validator) tuning(key string, value float64, ok bool, rule string) {
 	if !ok || math.IsInf(value, 0) {
-		v.fail(key, value, rule+" and be finite", CodeInvalidTuning, ErrInvalidTuning)
+		v.fail(key, value, rule+" and be finite", ErrInvalidTuning)
 	}
 }

@@ -12,7 +12,7 @@ import (
 func TestConfigDefaults(t *testing.T) {
 	c, err := Config{}.resolved()
 	require.NoError(t, err)
-	require.Equal(t, DefaultName, c.Name)
+	require.Equal(t, defaultName, c.Name)
 	require.Equal(t, Gradient2, c.Algorithm)
 	require.Equal(t, 20, c.InitialLimit)
 	require.Equal(t, 1, c.MinLimit)
@@ -91,60 +91,61 @@ func TestConfigErrors(t *testing.T) {
 		sentinel error
 		message  string
 	}{
-		{Config{MinLimit: -1}, CodeBoundBelowOne, ErrBoundBelowOne, `R4C-ATR-003: adaptive limit "orders": minLimit = -1: a limit bound must be at least 1`},
-		{Config{MaxLimit: -5}, CodeBoundBelowOne, ErrBoundBelowOne, "maxLimit = -5: a limit bound must be at least 1"},
-		{Config{InitialLimit: -2}, CodeBoundBelowOne, ErrBoundBelowOne, "initialLimit = -2: the initial limit must be at least 1"},
-		{Config{MaxLimit: math.MaxInt}, CodeOutOfRange, ErrOutOfRange, fmt.Sprintf("maxLimit = %d: a limit bound must not exceed 16777216", math.MaxInt)},
-		{Config{MaxLimit: LimitCeiling + 1}, CodeOutOfRange, ErrOutOfRange, "maxLimit = 16777217: a limit bound must not exceed 16777216"},
-		{Config{MinLimit: LimitCeiling + 1}, CodeOutOfRange, ErrOutOfRange, "minLimit = 16777217: a limit bound must not exceed 16777216"},
-		{Config{InitialLimit: math.MaxInt, MaxLimit: math.MaxInt}, CodeOutOfRange, ErrOutOfRange, fmt.Sprintf("maxLimit = %d:", math.MaxInt)},
-		{Config{InitialLimit: LimitCeiling + 1}, CodeOutOfRange, ErrOutOfRange, "initialLimit = 16777217: the initial limit must not exceed 16777216"},
-		{Config{MinLimit: 10, MaxLimit: 5}, CodeOutOfRange, ErrOutOfRange, "minLimit = 10: must not exceed maxLimit (5)"},
-		{Config{MinLimit: 300}, CodeOutOfRange, ErrOutOfRange, "minLimit = 300: must not exceed maxLimit (200)"},
-		{Config{InitialLimit: 500}, CodeOutOfRange, ErrOutOfRange, "initialLimit = 500: must lie in [minLimit, maxLimit] = [1, 200]"},
-		{Config{InitialLimit: 3, MinLimit: 4}, CodeOutOfRange, ErrOutOfRange, "initialLimit = 3: must lie in [minLimit, maxLimit] = [4, 200]"},
-		{Config{Window: time.Microsecond}, CodeOutOfRange, ErrOutOfRange, "window = 1µs: must lie in [1ms, 1h]"},
-		{Config{Window: 2 * time.Hour}, CodeOutOfRange, ErrOutOfRange, "window = 2h0m0s: must lie in [1ms, 1h]"},
-		{Config{Window: -time.Second}, CodeOutOfRange, ErrOutOfRange, "window = -1s"},
-		{Config{MinWindowSamples: -1}, CodeInvalidTuning, ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": minWindowSamples = -1: must lie in [1, 1000000]`},
-		{Config{MinWindowSamples: MinWindowSamplesCeiling + 1}, CodeInvalidTuning, ErrInvalidTuning, "minWindowSamples = 1000001: must lie in [1, 1000000]"},
-		{Config{LongWindow: -600}, CodeInvalidTuning, ErrInvalidTuning, "longWindow = -600: must lie in [1, 1000000]"},
-		{Config{LongWindow: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("longWindow = %d: must lie in [1, 1000000]", math.MaxInt)},
-		{Config{QueueSize: -4}, CodeInvalidTuning, ErrInvalidTuning, "queueSize = -4: must lie in [1, 16777216]"},
-		{Config{QueueSize: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("queueSize = %d: must lie in [1, 16777216]", math.MaxInt)},
-		{Config{Smoothing: 1.5}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = 1.5: must lie in (0, 1] and be finite"},
-		{Config{Smoothing: -0.1}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = -0.1"},
-		{Config{Smoothing: math.NaN()}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = NaN"},
-		{Config{RTTTolerance: 0.5}, CodeInvalidTuning, ErrInvalidTuning, "rttTolerance = 0.5: must be at least 1 and be finite"},
-		{Config{RTTTolerance: math.Inf(1)}, CodeInvalidTuning, ErrInvalidTuning, "rttTolerance = +Inf"},
-		{Config{RTTTolerance: math.NaN()}, CodeInvalidTuning, ErrInvalidTuning, "rttTolerance = NaN"},
-		{Config{BackoffRatio: 1}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = 1: must lie in [0.5, 1) and be finite"},
-		{Config{BackoffRatio: 0.4}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = 0.4"},
-		{Config{BackoffRatio: math.Inf(-1)}, CodeInvalidTuning, ErrInvalidTuning, "backoffRatio = -Inf"},
-		{Config{Algorithm: 7}, CodeInvalidTuning, ErrInvalidTuning, "algorithm = Algorithm(7): must be gradient2, aimd, vegas or lossdelay"},
-		{Config{LossThreshold: -0.01}, CodeInvalidTuning, ErrInvalidTuning, "lossThreshold = -0.01: must lie in (0, 1) and be finite"},
-		{Config{LossThreshold: 1}, CodeInvalidTuning, ErrInvalidTuning, "lossThreshold = 1: must lie in (0, 1)"},
-		{Config{LossThreshold: math.NaN()}, CodeInvalidTuning, ErrInvalidTuning, "lossThreshold = NaN"},
-		{Config{DelayTolerance: 0.9}, CodeInvalidTuning, ErrInvalidTuning, "delayTolerance = 0.9: must be at least 1 and be finite"},
-		{Config{DelayTolerance: math.Inf(1)}, CodeInvalidTuning, ErrInvalidTuning, "delayTolerance = +Inf"},
-		{Config{IncreaseRatio: 1.5}, CodeInvalidTuning, ErrInvalidTuning, "increaseRatio = 1.5: must lie in (0, 1]"},
-		{Config{ProbeInterval: -1}, CodeInvalidTuning, ErrInvalidTuning, "probeInterval = -1: must lie in [0, 1000000]"},
-		{Config{ProbeInterval: WindowsCeiling + 1}, CodeInvalidTuning, ErrInvalidTuning, "probeInterval = 1000001: must lie in [0, 1000000]"},
-		{Config{RelearnAfter: -1}, CodeInvalidTuning, ErrInvalidTuning, "relearnAfter = -1: must lie in [1, 1000000]"},
-		{Config{RelearnAfter: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("relearnAfter = %d: must lie in [1, 1000000]", math.MaxInt)},
-		{Config{LatencyCeiling: -time.Millisecond}, CodeInvalidTuning, ErrInvalidTuning, "latencyCeiling = -1ms: must not be negative"},
-		{Config{Algorithm: Vegas, Smoothing: 2}, CodeInvalidTuning, ErrInvalidTuning, "smoothing = 2: must lie in (0, 1] and be finite"},
-		{Config{Alpha: -1, Beta: 6}, CodeInvalidTuning, ErrInvalidTuning, "alpha = -1: must be at least 1, set with beta, or both 0 for the defaults"},
-		{Config{Beta: 6}, CodeInvalidTuning, ErrInvalidTuning, "alpha = 0: must be at least 1, set with beta"},
-		{Config{Alpha: 3}, CodeInvalidTuning, ErrInvalidTuning, "beta = 0: must exceed alpha (3), or both be 0 for the defaults"},
-		{Config{Alpha: 3, Beta: 3}, CodeInvalidTuning, ErrInvalidTuning, "beta = 3: must exceed alpha (3)"},
-		{Config{Alpha: 4, Beta: -6}, CodeInvalidTuning, ErrInvalidTuning, "beta = -6: must exceed alpha (4)"},
-		{Config{ProbeMultiplier: -30}, CodeInvalidTuning, ErrInvalidTuning, "probeMultiplier = -30: must lie in [1, 1000000]"},
-		{Config{MaxWait: -time.Second}, CodeOutOfRange, ErrOutOfRange, `R4C-ATR-009: adaptive limit "orders": maxWait = -1s: must not be negative`},
-		{Config{MaxWaiters: -1}, CodeInvalidTuning, ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": maxWaiters = -1: must not be negative`},
-		{Config{WaitOrder: 7}, CodeInvalidTuning, ErrInvalidTuning, "waitOrder = WaitOrder(7): must be fifo or lifo"},
-		{Config{ProbeMultiplier: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("probeMultiplier = %d: must lie in [1, 1000000]", math.MaxInt)},
-		{Config{Alpha: 3, Beta: math.MaxInt}, CodeInvalidTuning, ErrInvalidTuning, fmt.Sprintf("beta = %d: must not exceed 16777216", math.MaxInt)},
+		{Config{MinLimit: -1}, "R4C-ATR-003", ErrBoundBelowOne, `R4C-ATR-003: adaptive limit "orders": minLimit = -1: a limit bound must be at least 1`},
+		{Config{MaxLimit: -5}, "R4C-ATR-003", ErrBoundBelowOne, "maxLimit = -5: a limit bound must be at least 1"},
+		{Config{InitialLimit: -2}, "R4C-ATR-003", ErrBoundBelowOne, "initialLimit = -2: the initial limit must be at least 1"},
+		{Config{MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("maxLimit = %d: a limit bound must not exceed 16777216", math.MaxInt)},
+		{Config{MaxLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "maxLimit = 16777217: a limit bound must not exceed 16777216"},
+		{Config{MinLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 16777217: a limit bound must not exceed 16777216"},
+		{Config{InitialLimit: math.MaxInt, MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("initialLimit = %d:", math.MaxInt)},
+		{Config{MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("maxLimit = %d:", math.MaxInt)},
+		{Config{InitialLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "initialLimit = 16777217: the initial limit must not exceed 16777216"},
+		{Config{MinLimit: 10, MaxLimit: 5}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 10: must not exceed maxLimit (5)"},
+		{Config{MinLimit: 300}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 300: must not exceed maxLimit (200)"},
+		{Config{InitialLimit: 500}, "R4C-ATR-009", ErrOutOfRange, "initialLimit = 500: must lie in [minLimit, maxLimit] = [1, 200]"},
+		{Config{InitialLimit: 3, MinLimit: 4}, "R4C-ATR-009", ErrOutOfRange, "initialLimit = 3: must lie in [minLimit, maxLimit] = [4, 200]"},
+		{Config{Window: time.Microsecond}, "R4C-ATR-009", ErrOutOfRange, "window = 1µs: must lie in [1ms, 1h]"},
+		{Config{Window: 2 * time.Hour}, "R4C-ATR-009", ErrOutOfRange, "window = 2h0m0s: must lie in [1ms, 1h]"},
+		{Config{Window: -time.Second}, "R4C-ATR-009", ErrOutOfRange, "window = -1s"},
+		{Config{MinWindowSamples: -1}, "R4C-REG-001", ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": minWindowSamples = -1: must lie in [1, 1000000]`},
+		{Config{MinWindowSamples: minWindowSamplesCeiling + 1}, "R4C-REG-001", ErrInvalidTuning, "minWindowSamples = 1000001: must lie in [1, 1000000]"},
+		{Config{LongWindow: -600}, "R4C-REG-001", ErrInvalidTuning, "longWindow = -600: must lie in [1, 1000000]"},
+		{Config{LongWindow: math.MaxInt}, "R4C-REG-001", ErrInvalidTuning, fmt.Sprintf("longWindow = %d: must lie in [1, 1000000]", math.MaxInt)},
+		{Config{QueueSize: -4}, "R4C-REG-001", ErrInvalidTuning, "queueSize = -4: must lie in [1, 16777216]"},
+		{Config{QueueSize: math.MaxInt}, "R4C-REG-001", ErrInvalidTuning, fmt.Sprintf("queueSize = %d: must lie in [1, 16777216]", math.MaxInt)},
+		{Config{Smoothing: 1.5}, "R4C-REG-001", ErrInvalidTuning, "smoothing = 1.5: must lie in (0, 1] and be finite"},
+		{Config{Smoothing: -0.1}, "R4C-REG-001", ErrInvalidTuning, "smoothing = -0.1"},
+		{Config{Smoothing: math.NaN()}, "R4C-REG-001", ErrInvalidTuning, "smoothing = NaN"},
+		{Config{RTTTolerance: 0.5}, "R4C-REG-001", ErrInvalidTuning, "rttTolerance = 0.5: must be at least 1 and be finite"},
+		{Config{RTTTolerance: math.Inf(1)}, "R4C-REG-001", ErrInvalidTuning, "rttTolerance = +Inf"},
+		{Config{RTTTolerance: math.NaN()}, "R4C-REG-001", ErrInvalidTuning, "rttTolerance = NaN"},
+		{Config{BackoffRatio: 1}, "R4C-REG-001", ErrInvalidTuning, "backoffRatio = 1: must lie in [0.5, 1) and be finite"},
+		{Config{BackoffRatio: 0.4}, "R4C-REG-001", ErrInvalidTuning, "backoffRatio = 0.4"},
+		{Config{BackoffRatio: math.Inf(-1)}, "R4C-REG-001", ErrInvalidTuning, "backoffRatio = -Inf"},
+		{Config{Algorithm: 7}, "R4C-REG-001", ErrInvalidTuning, "algorithm = Algorithm(7): must be gradient2, aimd, vegas or lossdelay"},
+		{Config{LossThreshold: -0.01}, "R4C-REG-001", ErrInvalidTuning, "lossThreshold = -0.01: must lie in (0, 1) and be finite"},
+		{Config{LossThreshold: 1}, "R4C-REG-001", ErrInvalidTuning, "lossThreshold = 1: must lie in (0, 1)"},
+		{Config{LossThreshold: math.NaN()}, "R4C-REG-001", ErrInvalidTuning, "lossThreshold = NaN"},
+		{Config{DelayTolerance: 0.9}, "R4C-REG-001", ErrInvalidTuning, "delayTolerance = 0.9: must be at least 1 and be finite"},
+		{Config{DelayTolerance: math.Inf(1)}, "R4C-REG-001", ErrInvalidTuning, "delayTolerance = +Inf"},
+		{Config{IncreaseRatio: 1.5}, "R4C-REG-001", ErrInvalidTuning, "increaseRatio = 1.5: must lie in (0, 1]"},
+		{Config{ProbeInterval: -1}, "R4C-REG-001", ErrInvalidTuning, "probeInterval = -1: must lie in [0, 1000000]"},
+		{Config{ProbeInterval: windowsCeiling + 1}, "R4C-REG-001", ErrInvalidTuning, "probeInterval = 1000001: must lie in [0, 1000000]"},
+		{Config{RelearnAfter: -1}, "R4C-REG-001", ErrInvalidTuning, "relearnAfter = -1: must lie in [1, 1000000]"},
+		{Config{RelearnAfter: math.MaxInt}, "R4C-REG-001", ErrInvalidTuning, fmt.Sprintf("relearnAfter = %d: must lie in [1, 1000000]", math.MaxInt)},
+		{Config{LatencyCeiling: -time.Millisecond}, "R4C-REG-001", ErrInvalidTuning, "latencyCeiling = -1ms: must not be negative"},
+		{Config{Algorithm: Vegas, Smoothing: 2}, "R4C-REG-001", ErrInvalidTuning, "smoothing = 2: must lie in (0, 1] and be finite"},
+		{Config{Alpha: -1, Beta: 6}, "R4C-REG-001", ErrInvalidTuning, "alpha = -1: must be at least 1, set with beta, or both 0 for the defaults"},
+		{Config{Beta: 6}, "R4C-REG-001", ErrInvalidTuning, "alpha = 0: must be at least 1, set with beta"},
+		{Config{Alpha: 3}, "R4C-REG-001", ErrInvalidTuning, "beta = 0: must exceed alpha (3), or both be 0 for the defaults"},
+		{Config{Alpha: 3, Beta: 3}, "R4C-REG-001", ErrInvalidTuning, "beta = 3: must exceed alpha (3)"},
+		{Config{Alpha: 4, Beta: -6}, "R4C-REG-001", ErrInvalidTuning, "beta = -6: must exceed alpha (4)"},
+		{Config{ProbeMultiplier: -30}, "R4C-REG-001", ErrInvalidTuning, "probeMultiplier = -30: must lie in [1, 1000000]"},
+		{Config{MaxWait: -time.Second}, "R4C-ATR-009", ErrOutOfRange, `R4C-ATR-009: adaptive limit "orders": maxWait = -1s: must not be negative`},
+		{Config{MaxWaiters: -1}, "R4C-REG-001", ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": maxWaiters = -1: must not be negative`},
+		{Config{WaitOrder: 7}, "R4C-REG-001", ErrInvalidTuning, "waitOrder = WaitOrder(7): must be fifo or lifo"},
+		{Config{ProbeMultiplier: math.MaxInt}, "R4C-REG-001", ErrInvalidTuning, fmt.Sprintf("probeMultiplier = %d: must lie in [1, 1000000]", math.MaxInt)},
+		{Config{Alpha: 3, Beta: math.MaxInt}, "R4C-REG-001", ErrInvalidTuning, fmt.Sprintf("beta = %d: must not exceed 16777216", math.MaxInt)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.message, func(t *testing.T) {
@@ -164,10 +165,10 @@ func TestConfigErrors(t *testing.T) {
 
 // The ceilings themselves are valid.
 func TestConfigCeilings(t *testing.T) {
-	_, err := New(Config{InitialLimit: LimitCeiling, MinLimit: LimitCeiling, MaxLimit: LimitCeiling,
-		QueueSize: QueueSizeCeiling, MinWindowSamples: MinWindowSamplesCeiling, LongWindow: WindowsCeiling,
-		ProbeMultiplier: ProbeMultiplierCeiling, ProbeInterval: WindowsCeiling, RelearnAfter: WindowsCeiling,
-		Alpha: QueueSizeCeiling - 1, Beta: QueueSizeCeiling})
+	_, err := New(Config{InitialLimit: limitCeiling, MinLimit: limitCeiling, MaxLimit: limitCeiling,
+		QueueSize: queueSizeCeiling, MinWindowSamples: minWindowSamplesCeiling, LongWindow: windowsCeiling,
+		ProbeMultiplier: probeMultiplierCeiling, ProbeInterval: windowsCeiling, RelearnAfter: windowsCeiling,
+		Alpha: queueSizeCeiling - 1, Beta: queueSizeCeiling})
 	require.NoError(t, err)
 }
 
@@ -175,11 +176,72 @@ func TestAlgorithmString(t *testing.T) {
 	require.Equal(t, "gradient2", Gradient2.String())
 	require.Equal(t, "aimd", AIMD.String())
 	require.Equal(t, "vegas", Vegas.String())
-	require.Equal(t, "default", AlgorithmDefault.String())
+	require.Equal(t, "default", Algorithm(0).String())
 }
 
 func TestWaitOrderString(t *testing.T) {
 	require.Equal(t, "fifo", FIFO.String())
 	require.Equal(t, "lifo", LIFO.String())
 	require.Equal(t, "WaitOrder(-1)", WaitOrder(-1).String())
+}
+
+// New reports the first invalid field in the order of the configuration reference's table
+// (keys): of any two invalid fields, the one listed first. docs/configuration.md says so.
+func TestConfigErrorsInTableOrder(t *testing.T) {
+	invalid := map[string]func(*Config){ // a value of each key's field that New refuses
+		"algorithm":        func(c *Config) { c.Algorithm = 9 },
+		"initialLimit":     func(c *Config) { c.InitialLimit = -1 },
+		"minLimit":         func(c *Config) { c.MinLimit = -1 },
+		"maxLimit":         func(c *Config) { c.MaxLimit = -1 },
+		"window":           func(c *Config) { c.Window = time.Microsecond },
+		"minWindowSamples": func(c *Config) { c.MinWindowSamples = -1 },
+		"smoothing":        func(c *Config) { c.Smoothing = 2 },
+		"rttTolerance":     func(c *Config) { c.RTTTolerance = 0.5 },
+		"longWindow":       func(c *Config) { c.LongWindow = -1 },
+		"queueSize":        func(c *Config) { c.QueueSize = -1 },
+		"backoffRatio":     func(c *Config) { c.BackoffRatio = 0.1 },
+		"lossThreshold":    func(c *Config) { c.LossThreshold = 2 },
+		"delayTolerance":   func(c *Config) { c.DelayTolerance = 0.5 },
+		"increaseRatio":    func(c *Config) { c.IncreaseRatio = 2 },
+		"probeInterval":    func(c *Config) { c.ProbeInterval = -1 },
+		"relearnAfter":     func(c *Config) { c.RelearnAfter = -1 },
+		"latencyCeiling":   func(c *Config) { c.LatencyCeiling = -time.Millisecond },
+		"alpha":            func(c *Config) { c.Alpha = -1 },
+		"beta":             func(c *Config) { c.Alpha, c.Beta = 2, 1 },
+		"probeMultiplier":  func(c *Config) { c.ProbeMultiplier = -1 },
+		"maxWait":          func(c *Config) { c.MaxWait = -time.Second },
+		"maxWaiters":       func(c *Config) { c.MaxWaiters = -1 },
+		"waitOrder":        func(c *Config) { c.WaitOrder = 7 },
+		"classes":          func(c *Config) { c.Classes = []Class{{Name: ""}} },
+	}
+	var order []string // the keys with an invalid value, in the table's order
+	for _, k := range keys {
+		if invalid[k.name] != nil {
+			order = append(order, k.name)
+		} else {
+			require.Contains(t, []string{"enabled", "dryRun"}, k.name, "a key without an invalid value here")
+		}
+	}
+	require.Len(t, order, len(invalid), "every invalid value is of a key")
+	reported := func(names ...string) string {
+		var c Config
+		for i := len(names) - 1; i >= 0; i-- { // the first one's value last: alpha's over beta's
+			invalid[names[i]](&c)
+		}
+		_, err := New(c)
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce, "%v", names)
+		return ce.Key
+	}
+	for i, first := range order {
+		require.Equal(t, first, reported(first))
+		for _, later := range order[i+1:] {
+			require.Equal(t, first, reported(first, later), "%s and %s invalid", first, later)
+		}
+	}
+	// The issue's case: smoothing is listed before longWindow.
+	_, err := New(Config{Smoothing: 2, LongWindow: -1})
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "smoothing", ce.Key)
 }

@@ -119,7 +119,7 @@ func TestOutcomeFinishedTwice(t *testing.T) {
 	} {
 		p, err := l.Acquire()
 		require.NoError(t, err)
-		q := p
+		q := copyOf(&p)
 		finish(&p)
 		before := countsOf(l.Snapshot())
 		require.Panics(t, func() { finish(&q) })

@@ -25,7 +25,11 @@
 // same name, and merges each one's [Config] from defaults, named configurations, the call
 // site's attributes and external keys read by [ParseProperties] (docs/configuration.md).
 //
-// The call path takes no lock and allocates nothing: two compare-and-swaps on a cache of slots
-// that the calling processor keeps (with GOMAXPROCS 1, on the one shared count), two reads of
-// the processor's tick counter, and plain adds to per-P counters. A rejection reads no clock.
+// The call path takes no lock and allocates nothing. An admitted call takes its slot with a
+// compare-and-swap on the shared count and frees it with an atomic add; where calls on
+// several processors contend for the count within a window, each processor keeps a cache of
+// slots on its own cache line, and a call takes and frees its slot there with a
+// compare-and-swap each. It reads the clock twice (the processor's tick counter by default;
+// once with AIMD, which uses no latency) and counts its sample in the processor's own
+// counters. A rejection reads no clock. bench/README.md has the measurements.
 package adaptivelimit

@@ -30,27 +30,22 @@ func (e *LimitExceededError) InstanceID() string { return e.instanceID }
 // Is reports whether target is ErrLimitExceeded.
 func (e *LimitExceededError) Is(target error) bool { return target == ErrLimitExceeded }
 
-// The codes of configuration errors, shared with the Java library this one follows.
-const (
-	CodeDurationSyntax  = "R4C-ATR-001" // a duration that does not parse
-	CodeBoundBelowOne   = "R4C-ATR-003" // a limit bound below 1
-	CodeOutOfRange      = "R4C-ATR-009" // bounds out of order or above LimitCeiling, or a window out of range
-	CodeInvalidTuning   = "R4C-REG-001" // an algorithm's tuning out of its range, an unknown key or value
-	CodeUnknownConfig   = "R4C-REG-004" // a named configuration that does not exist
-	CodeConfigConflict  = "R4C-REG-008" // a shared name whose call sites resolve to different configurations
-	CodeUnknownInstance = "R4C-REG-009" // an instance id that no call site has created
+// Sentinels that configuration errors match with errors.Is, one per code of the Java
+// library this one follows; each one's text starts with its code.
+var (
+	ErrDurationSyntax  error = &configCode{"R4C-ATR-001", "duration syntax"}                      // a duration that does not parse
+	ErrBoundBelowOne   error = &configCode{"R4C-ATR-003", "limit bound below 1"}                  // a limit bound below 1
+	ErrOutOfRange      error = &configCode{"R4C-ATR-009", "value out of range"}                   // bounds out of order or too large, or a window out of range
+	ErrInvalidTuning   error = &configCode{"R4C-REG-001", "invalid tuning"}                       // an algorithm's tuning out of its range, an unknown key or value
+	ErrUnknownConfig   error = &configCode{"R4C-REG-004", "unknown configuration"}                // a named configuration that does not exist
+	ErrConfigConflict  error = &configCode{"R4C-REG-008", "shared name, different configuration"} // a shared name whose call sites resolve to different configurations
+	ErrUnknownInstance error = &configCode{"R4C-REG-009", "unknown instance id"}                  // an instance id that no call site has created
 )
 
-// Sentinels that configuration errors match with errors.Is, one per code.
-var (
-	ErrDurationSyntax  = errors.New(CodeDurationSyntax + ": duration syntax")
-	ErrBoundBelowOne   = errors.New(CodeBoundBelowOne + ": limit bound below 1")
-	ErrOutOfRange      = errors.New(CodeOutOfRange + ": value out of range")
-	ErrInvalidTuning   = errors.New(CodeInvalidTuning + ": invalid tuning")
-	ErrUnknownConfig   = errors.New(CodeUnknownConfig + ": unknown configuration")
-	ErrConfigConflict  = errors.New(CodeConfigConflict + ": shared name, different configuration")
-	ErrUnknownInstance = errors.New(CodeUnknownInstance + ": unknown instance id")
-)
+// configCode is a sentinel: a code and what it means.
+type configCode struct{ code, text string }
+
+func (c *configCode) Error() string { return c.code + ": " + c.text }
 
 // ConfigError reports one invalid Config field: the key it is set by, its value and the rule
 // it breaks.
@@ -60,12 +55,11 @@ type ConfigError struct {
 	Value    any    // the value; from a properties text, as written there
 	Rule     string // what a valid value is
 	Line     int    // the key's line in the text ParseProperties read; 0 if it came from elsewhere
-	code     string
-	sentinel error
+	sentinel error  // one of the ErrXxx, which holds the code
 }
 
 func (e *ConfigError) Error() string {
-	s := e.code + ": "
+	s := e.Code() + ": "
 	if e.Line > 0 {
 		s += fmt.Sprintf("line %d: ", e.Line)
 	}
@@ -78,8 +72,14 @@ func (e *ConfigError) Error() string {
 	return s + fmt.Sprintf("%s = %v: %s", e.Key, e.Value, e.Rule)
 }
 
-// Code returns the error's code, such as "R4C-ATR-003".
-func (e *ConfigError) Code() string { return e.code }
+// Code returns the error's code, such as "R4C-ATR-003", or "" for a ConfigError made
+// elsewhere than this package.
+func (e *ConfigError) Code() string {
+	if c, ok := e.sentinel.(*configCode); ok {
+		return c.code
+	}
+	return ""
+}
 
 // Unwrap returns the sentinel for the error's code.
 func (e *ConfigError) Unwrap() error { return e.sentinel }

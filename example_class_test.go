@@ -20,7 +20,7 @@ func ExampleLimiter_AcquireClass() {
 		if err != nil {
 			break
 		}
-		batch = append(batch, p)
+		batch = append(batch, p.Move()) // a permit is moved, not copied
 	}
 	fmt.Println("sheddable calls admitted:", len(batch))
 

@@ -42,10 +42,10 @@ func ExampleConfig_dryRun() {
 	for range 3 {
 		permit, err := limiter.Acquire() // never rejected in a dry run
 		fmt.Println("admitted:", err == nil)
-		permits = append(permits, permit)
+		permits = append(permits, permit.Move()) // a permit is moved, not copied
 	}
-	for _, p := range permits {
-		p.Done(nil)
+	for i := range permits {
+		permits[i].Done(nil)
 	}
 	fmt.Println("would have rejected:", limiter.Snapshot().Rejected)
 	// Output:

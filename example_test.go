@@ -117,8 +117,8 @@ func ExampleConfig_aimd() {
 		}
 		clock.Advance(time.Second)
 		permits[0].Done(outcome) // ends the window
-		for _, p := range permits[1:] {
-			p.Done(nil)
+		for i := 1; i < len(permits); i++ {
+			permits[i].Done(nil) // in place: finishing a copy would leave permits[i] held
 		}
 	}
 	// Output:

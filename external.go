@@ -31,7 +31,7 @@ func readProperties(props map[string]string) (map[levelKey]*layer, error) {
 			continue
 		}
 		src := origin{key: full, text: props[full], line: lines[full]}
-		bad := &ConfigError{Key: full, Value: src.text, Line: src.line, code: CodeInvalidTuning, sentinel: ErrInvalidTuning}
+		bad := &ConfigError{Key: full, Value: src.text, Line: src.line, sentinel: ErrInvalidTuning}
 		if lk.level == "instances" {
 			bad.Instance = lk.name
 		}
@@ -49,7 +49,7 @@ func readProperties(props map[string]string) (map[levelKey]*layer, error) {
 			l = &layer{written: make(map[string]origin)}
 			layers[lk] = l
 		}
-		if bad.Rule, bad.code, bad.sentinel = k.set(&l.cfg, src.text); bad.Rule != "" {
+		if bad.Rule, bad.sentinel = k.set(&l.cfg, src.text); bad.Rule != "" {
 			return nil, bad
 		}
 		l.written[name] = src

@@ -10,7 +10,7 @@ import (
 
 // A limiter's memory grows with GOMAXPROCS at New: a sample stripe and a rejection counter
 // of one cache line each per P, rounded up to a power of two, and one overflow stripe for the
-// Ps that a later GOMAXPROCS adds. The README quotes these bounds.
+// Ps that a later GOMAXPROCS adds. docs/behaviour.md quotes these bounds.
 func TestFootprint(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, tc := range []struct {

@@ -18,7 +18,7 @@ import (
 func FuzzConfig(f *testing.F) {
 	f.Add(uint8(0), 0, 0, 0, int64(0), 0, 0, 0, 0.0, 0.0, 0.0, false, false, []byte{0, 0, 3, 7, 7, 7, 4, 0, 5, 6})
 	f.Add(uint8(2), math.MaxInt, 1, math.MaxInt, int64(time.Millisecond), 1, 1, math.MaxInt, 1.0, 1.0, 0.5, false, true, []byte{0, 1, 2, 0xff, 3, 3, 3})
-	f.Add(uint8(1), LimitCeiling, LimitCeiling, LimitCeiling, int64(time.Hour), 1, WindowsCeiling, QueueSizeCeiling, 1.0, 1.0, 0.9, false, false, []byte{0, 0xff, 4, 0xff, 3})
+	f.Add(uint8(1), limitCeiling, limitCeiling, limitCeiling, int64(time.Hour), 1, windowsCeiling, queueSizeCeiling, 1.0, 1.0, 0.9, false, false, []byte{0, 0xff, 4, 0xff, 3})
 	f.Fuzz(func(t *testing.T, alg uint8, initial, minLimit, maxLimit int, window int64, minSamples, longWindow, queue int,
 		smoothing, tolerance, backoff float64, disabled, dryRun bool, traffic []byte) {
 		clock := NewManualClock()
@@ -48,7 +48,7 @@ func fuzzTraffic(t *testing.T, l *Limiter, clock *ManualClock, ops []byte) {
 		switch b % 8 {
 		case 0, 1, 2:
 			if p, err := l.Acquire(); err == nil {
-				held = append(held, p)
+				held = append(held, p.Move())
 			} else if !errors.Is(err, ErrLimitExceeded) {
 				t.Fatalf("op %d: Acquire: %v", i, err)
 			}
@@ -94,7 +94,7 @@ func fuzzTraffic(t *testing.T, l *Limiter, clock *ManualClock, ops []byte) {
 func FuzzAlgorithm(f *testing.F) {
 	f.Add(uint8(1), 20, 1, 200, 4, 600, 0.2, 1.5, 0.9, []byte{10, 0, 0, 0, 1, 0, 0, 0, 20, 0})
 	f.Add(uint8(2), 20, 1, 200, 4, 600, 0.2, 1.5, 0.9, []byte{10, 0, 1, 0, 1, 0, 0, 0, 20, 0, 10, 0, 0, 0, 1, 0, 0, 0, 20, 0})
-	f.Add(uint8(1), LimitCeiling, 1, LimitCeiling, QueueSizeCeiling, 1, 1.0, 1.0, 0.5, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add(uint8(1), limitCeiling, 1, limitCeiling, queueSizeCeiling, 1, 1.0, 1.0, 0.5, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, alg uint8, initial, minLimit, maxLimit, queue, longWindow int,
 		smoothing, tolerance, backoff float64, windows []byte) {
 		c, err := Config{
@@ -164,7 +164,7 @@ func FuzzWindow(f *testing.F) {
 			switch b % 10 {
 			case 0, 1, 2:
 				if p, err := l.Acquire(); err == nil {
-					held = append(held, call{p, now})
+					held = append(held, call{p.Move(), now})
 				}
 			case 3, 4:
 				finish(nil)
@@ -207,7 +207,7 @@ func FuzzWindow(f *testing.F) {
 			if err != nil {
 				t.Fatalf("nothing held, and Acquire: %v", err)
 			}
-			held = append(held, call{p, clock.now.Load()})
+			held = append(held, call{p.Move(), clock.now.Load()})
 			finish(nil)
 		}
 		clock.now.Add(int64(time.Second))

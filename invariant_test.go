@@ -60,14 +60,14 @@ func TestRandomOperations(t *testing.T) {
 					}
 					continue
 				}
-				held = append(held, p)
+				held = append(held, p.Move())
 				if !c.DryRun && len(held) > limit {
 					t.Fatalf("seed %d step %d: %d admitted, limit %d", seed, step, len(held), limit)
 				}
 			case op < 9 && len(held) > 0:
 				i := r.IntN(len(held))
-				p := held[i]
-				held[i] = held[len(held)-1]
+				p := held[i].Move()
+				held[i] = held[len(held)-1].Move()
 				held = held[:len(held)-1]
 				if op == 8 {
 					p.Cancel()
@@ -82,7 +82,7 @@ func TestRandomOperations(t *testing.T) {
 					seed, step, s.Limit, c.MinLimit, c.MaxLimit, s.InFlight, len(held))
 			}
 		}
-		for _, p := range held {
+		for p := range each(held) {
 			p.Done(nil)
 		}
 		require.Zero(t, l.InFlight(), "seed %d: every slot came back", seed)

@@ -1,6 +1,7 @@
 package adaptivelimit
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"reflect"
@@ -37,7 +38,7 @@ func TestKeyFormatParses(t *testing.T) {
 	for i := range keys {
 		k := &keys[i]
 		var c Config
-		rule, _, _ := k.set(&c, k.format(&def))
+		rule, _ := k.set(&c, k.format(&def))
 		require.Empty(t, rule, k.name)
 		require.True(t, k.same(&c, &def), k.name)
 	}
@@ -45,30 +46,30 @@ func TestKeyFormatParses(t *testing.T) {
 
 func TestKeyParseErrors(t *testing.T) {
 	for _, tc := range []struct{ key, text, code, rule string }{
-		{"maxLimit", "ten", CodeInvalidTuning, "must be an integer"},
-		{"maxLimit", "1.5", CodeInvalidTuning, "must be an integer"},
-		{"maxLimit", "99999999999999999999", CodeInvalidTuning, "must be an integer"},
-		{"smoothing", "half", CodeInvalidTuning, "must be a number"},
-		{"window", "5", CodeDurationSyntax, "must be a Go duration such as 500ms or 2s"},
-		{"window", "1 s", CodeDurationSyntax, "must be a Go duration"},
-		{"enabled", "yes", CodeInvalidTuning, "must be true or false"},
-		{"dryRun", "1", CodeInvalidTuning, "must be true or false"},
-		{"algorithm", "netflix", CodeInvalidTuning, "must be one of gradient2, aimd, vegas"},
-		{"algorithm", "default", CodeInvalidTuning, "must be one of gradient2, aimd, vegas"},
+		{"maxLimit", "ten", "R4C-REG-001", "must be an integer"},
+		{"maxLimit", "1.5", "R4C-REG-001", "must be an integer"},
+		{"maxLimit", "99999999999999999999", "R4C-REG-001", "must be an integer"},
+		{"smoothing", "half", "R4C-REG-001", "must be a number"},
+		{"window", "5", "R4C-ATR-001", "must be a Go duration such as 500ms or 2s"},
+		{"window", "1 s", "R4C-ATR-001", "must be a Go duration"},
+		{"enabled", "yes", "R4C-REG-001", "must be true or false"},
+		{"dryRun", "1", "R4C-REG-001", "must be true or false"},
+		{"algorithm", "netflix", "R4C-REG-001", "must be one of gradient2, aimd, vegas"},
+		{"algorithm", "default", "R4C-REG-001", "must be one of gradient2, aimd, vegas"},
 	} {
 		var c Config
-		rule, code, sentinel := keyNamed(tc.key).set(&c, tc.text)
-		require.Equal(t, tc.code, code, tc.key+"="+tc.text)
+		rule, sentinel := keyNamed(tc.key).set(&c, tc.text)
+		require.Equal(t, tc.code, codeOf(sentinel), tc.key+"="+tc.text)
 		require.Contains(t, rule, tc.rule)
-		require.True(t, strings.HasPrefix(sentinel.Error(), code))
+		require.True(t, strings.HasPrefix(sentinel.Error(), tc.code+": "))
 	}
 	var c Config
 	for _, text := range []string{"AIMD", "aimd", "Aimd"} {
-		rule, _, _ := keyNamed("algorithm").set(&c, text)
+		rule, _ := keyNamed("algorithm").set(&c, text)
 		require.Empty(t, rule)
 		require.Equal(t, AIMD, c.Algorithm)
 	}
-	rule, _, _ := keyNamed("enabled").set(&c, "FALSE")
+	rule, _ := keyNamed("enabled").set(&c, "FALSE")
 	require.Empty(t, rule)
 	require.True(t, c.Disabled)
 }
@@ -117,10 +118,11 @@ func TestConfigurationReference(t *testing.T) {
 	var want []string
 	for i := range keys {
 		k := &keys[i]
-		code := k.code
-		if code == "" {
-			code = "none"
+		var codes []string
+		for _, sentinel := range k.errs {
+			codes = append(codes, codeOf(sentinel))
 		}
+		code := cmp.Or(strings.Join(codes, ", "), "none")
 		want = append(want, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s |", k.name, fieldOf(k), kind(k), k.format(&def), k.valid, code))
 	}
 	doc, err := os.ReadFile("docs/configuration.md")
@@ -135,3 +137,6 @@ func TestConfigurationReference(t *testing.T) {
 	}
 	require.Equal(t, want, got, "docs/configuration.md's key table should read:\n%s", strings.Join(want, "\n"))
 }
+
+// codeOf returns the code of sentinel, one of the ErrXxx.
+func codeOf(sentinel error) string { return sentinel.(*configCode).code }

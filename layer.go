@@ -76,7 +76,7 @@ func resolve(name string, layers []*layer) (Config, error) {
 func (l *layer) check(instance string) error {
 	c, from := merge([]*layer{l})
 	if !l.sets(keyNamed("maxLimit")) {
-		c.MaxLimit = max(DefaultMaxLimit, c.MinLimit, c.InitialLimit)
+		c.MaxLimit = max(defaultMaxLimit, c.MinLimit, c.InitialLimit)
 	}
 	_, err := finish(c, from)
 	ce, ok := err.(*ConfigError)

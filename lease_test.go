@@ -109,7 +109,7 @@ func leaseStress(t *testing.T, l *Limiter, goroutines, calls, most int) int64 {
 					continue
 				}
 				admitted.Add(1)
-				holdAndFinish(t, r, p, &holders, most)
+				holdAndFinish(t, r, &p, &holders, most)
 			}
 		})
 	}
@@ -124,7 +124,7 @@ func leaseStress(t *testing.T, l *Limiter, goroutines, calls, most int) int64 {
 
 // holdAndFinish holds p's slot for a few yields, failing the test if more than most calls
 // hold one at once (holders counts them), and finishes it in one of the ways a call can end.
-func holdAndFinish(t *testing.T, r *rand.Rand, p Permit, holders *atomic.Int64, most int) {
+func holdAndFinish(t *testing.T, r *rand.Rand, p *Permit, holders *atomic.Int64, most int) {
 	if h := holders.Add(1); h > int64(most) {
 		t.Errorf("%d calls hold a slot, at most %d may", h, most)
 	}
@@ -389,7 +389,7 @@ func TestLeaseHandOff(t *testing.T) {
 		for _, limit := range []int{1, 2} {
 			l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
 			require.NoError(t, err)
-			permits := make(chan Permit, limit)
+			permits := make(chan *Permit, limit)
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
@@ -404,7 +404,7 @@ func TestLeaseHandOff(t *testing.T) {
 					continue
 				}
 				require.LessOrEqual(t, l.InFlight(), limit)
-				permits <- p
+				permits <- &p
 			}
 			close(permits)
 			<-done
@@ -468,7 +468,7 @@ func TestLeaseOneGoroutineReplaysExactly(t *testing.T) {
 			switch k := r.IntN(10); {
 			case k < 5:
 				if p, err := l.Acquire(); err == nil {
-					held = append(held, p)
+					held = append(held, p.Move())
 				}
 			case k < 9 && len(held) > 0:
 				i := r.IntN(len(held))

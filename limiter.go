@@ -12,8 +12,9 @@ import (
 // latency holds, down when it rises or calls are dropped. A full limiter rejects at once, or,
 // where Config.MaxWait is set, lets callers of AcquireContext wait for a slot.
 //
-// A Limiter is safe for concurrent use. Create one with New; Acquire, AcquireContext and
-// Snapshot panic on a nil or zero Limiter, and a Limiter must not be copied.
+// A Limiter is safe for concurrent use. Create one with New: every method of a nil or zero
+// Limiter, and Do with one, panics with "adaptivelimit: nil or zero *Limiter". A Limiter must
+// not be copied.
 type Limiter struct {
 	slots  slots
 	window windowState
@@ -129,7 +130,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 	default:
 		n = l.takeUnenforced()
 	}
-	p := Permit{l: l, start: untimed, inFlight: n, counted: counted}
+	p := ticket{l: l, start: untimed, inFlight: n, counted: counted}
 	if l.timed() {
 		if l.src.kind == sourceTicks {
 			p.start = clock.Ticks() // the default clock, read without the call through now
@@ -137,7 +138,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 			p.start = l.nowHolding(counted)
 		}
 	}
-	return p, nil
+	return Permit{ticket: p}, nil
 }
 
 func (l *Limiter) reject() (Permit, error) {
@@ -147,6 +148,14 @@ func (l *Limiter) reject() (Permit, error) {
 	}
 	l.stripes.reject()
 	return Permit{}, err
+}
+
+// checkUsable panics on a nil or zero Limiter, which New never returns: for the methods off
+// the call path, which take the time to say so rather than report a limit of 0.
+func (l *Limiter) checkUsable() {
+	if l == nil || l.rejection == nil {
+		panicUnusable()
+	}
 }
 
 func panicUnusable() {
@@ -190,7 +199,7 @@ func (l *Limiter) abandon(counted bool) {
 
 // dropOn reports whether DropOn takes err for a drop. A DropOn that panics frees the slot
 // of p, and the panic goes on.
-func (l *Limiter) dropOn(p Permit, err error) bool {
+func (l *Limiter) dropOn(p ticket, err error) bool {
 	ok := false
 	defer func() {
 		if !ok {
@@ -211,7 +220,7 @@ const untimed = math.MaxInt64
 // A drop of 1 makes the sample a drop whatever err is: the caller has classified the call.
 // The slot is freed before the sample is added, so finishing a permit twice panics without
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
-func (l *Limiter) done(p Permit, err error, drop uint64) {
+func (l *Limiter) done(p ticket, err error, drop uint64) {
 	if l.mode == classed {
 		l.doneClass(p, err, drop)
 		return
@@ -263,7 +272,7 @@ func (l *Limiter) done(p Permit, err error, drop uint64) {
 }
 
 // cancel frees p's slot without a sample.
-func (l *Limiter) cancel(p Permit) {
+func (l *Limiter) cancel(p ticket) {
 	if l.mode == classed {
 		l.freeClass(p.inFlight)
 	} else {
@@ -286,15 +295,16 @@ func elapsed(start, now int64) uint64 {
 // once, at the end.
 func (l *Limiter) timed() bool { return l.cfg.Algorithm != AIMD }
 
-// Name returns the limiter's instance id.
-func (l *Limiter) Name() string { return l.cfg.Name }
-
 // Limit returns how many calls may run at once now.
-func (l *Limiter) Limit() int { return int(l.slots.limit.Load()) }
+func (l *Limiter) Limit() int {
+	l.checkUsable()
+	return int(l.slots.limit.Load())
+}
 
 // InFlight returns how many calls hold a slot now. While calls start and finish beside it,
 // it may count fewer, never more.
 func (l *Limiter) InFlight() int {
+	l.checkUsable()
 	if l.mode == leasing && l.slots.lease.Load() > leaseOn {
 		return int(max(l.stripes.held(), 0)) // a cache may hold idle slots: see lease.go
 	}

@@ -361,7 +361,7 @@ func TestLossDelayOnALimiter(t *testing.T) {
 		clock.Advance(wait)
 		held := acquireN(t, l, n)
 		clock.Advance(latency - time.Nanosecond)
-		for _, p := range held[1:] {
+		for p := range each(held[1:]) {
 			p.Done(err)
 		}
 		clock.Advance(time.Nanosecond)
@@ -412,10 +412,10 @@ func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
 		l, clock := newManual(t, Config{Algorithm: alg, InitialLimit: 40, MinWindowSamples: 10})
 		held := acquireN(t, l, 40)
 		clock.Advance(50 * time.Millisecond)
-		for _, p := range held[:5] {
+		for p := range each(held[:5]) {
 			p.Done(nil)
 		}
-		for _, p := range held[5:16] { // 11 of 16 dropped, 50 ms into a 1 s window
+		for p := range each(held[5:16]) { // 11 of 16 dropped, 50 ms into a 1 s window
 			p.Done(context.DeadlineExceeded)
 		}
 		if alg != LossDelay {
@@ -428,14 +428,15 @@ func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
 			require.Equal(t, 10, d.Drops)
 			require.Less(t, l.Limit(), 40)
 		}
-		for _, p := range held[16:] {
+		for p := range each(held[16:]) {
 			p.Done(nil)
 		}
 		// A tail of timeouts among successes is no majority: the window runs its length.
 		l, clock = newManual(t, Config{Algorithm: alg, InitialLimit: 40, MinWindowSamples: 10})
 		held = acquireN(t, l, 40)
 		clock.Advance(50 * time.Millisecond)
-		for i, p := range held {
+		for i := range held {
+			p := &held[i]
 			if i%3 == 0 {
 				p.Done(context.DeadlineExceeded)
 			} else {
@@ -448,12 +449,12 @@ func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
 	l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 40, MinWindowSamples: 10})
 	held := acquireN(t, l, 40)
 	clock.Advance(10 * time.Millisecond)
-	for _, p := range held[:20] {
+	for p := range each(held[:20]) {
 		p.Done(context.DeadlineExceeded)
 	}
 	require.Zero(t, l.Snapshot().Last.Samples, "10 ms into the window")
 	clock.Advance(30 * time.Millisecond)
-	for _, p := range held[20:] {
+	for p := range each(held[20:]) {
 		p.Done(context.DeadlineExceeded)
 	}
 	require.Equal(t, CauseDrop, l.Snapshot().Last.Cause, "40 ms into it")

@@ -9,7 +9,8 @@ type Outcome int
 const (
 	// Sample is a healthy call: its latency is a sample.
 	Sample Outcome = iota
-	// Drop is a call that the dependency was too loaded to serve: a sample marked as a drop.
+	// Drop is a call that the dependency was too loaded to serve: a sample marked as a drop,
+	// which the algorithms but Gradient2 act on (see Config.DropOn).
 	Drop
 	// Ignore is a call that says nothing about load: its slot is freed without a sample.
 	Ignore
@@ -36,11 +37,11 @@ func (p *Permit) Finish(o Outcome) {
 		p.Done(nil)
 		return
 	}
-	q := *p
+	q := p.ticket
 	if q.l == nil {
 		return
 	}
-	*p = Permit{}
+	p.ticket = ticket{}
 	if o == Drop {
 		q.l.noteDrop(q.start)
 		q.l.done(q, nil, 1)

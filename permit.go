@@ -6,15 +6,39 @@ package adaptivelimit
 //
 // Done and Cancel clear the permit, so a second finish of the same variable does nothing: a
 // deferred Cancel after Done, or a Done repeated in a retry loop, is safe. A copy of a permit
-// is not cleared with it: finishing a copy of a permit that was already finished is a bug
-// that frees a slot some other call holds, so that more calls than the limit run at once,
-// and a later, correct finish panics instead. Pass permits by pointer, or finish them where
-// they were acquired.
+// is not cleared with it: finishing a copy of a permit that was already finished would free
+// a slot that some other call holds. So a Permit must not be copied once it holds a slot, and
+// go vet reports a copy, as it does a copy of a sync.Mutex: pass permits by pointer, and hand
+// one on with Move, which clears the permit it moves from:
+//
+//	held = append(held, p.Move())
+//	return ctx, p.Move(), err
 type Permit struct {
+	noCopy noCopy
+	ticket
+}
+
+// ticket is what a Permit holds. The limiter passes it by value, as it may not a Permit.
+type ticket struct {
 	l        *Limiter
 	start    int64 // clock units
 	inFlight int64 // calls in flight when this one took its slot, itself included
 	counted  bool  // the take counted the call in its P's stripe (lease.go)
+}
+
+// noCopy makes go vet's copylocks check report a copy of the struct that holds it, as it does
+// a copy of a sync.Mutex. It takes no room at the start of a struct.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// Move returns the permit and clears p, handing the finish on to the permit returned: p then
+// holds nothing, and a deferred p.Cancel does nothing.
+func (p *Permit) Move() Permit {
+	q := p.ticket
+	p.ticket = ticket{}
+	return Permit{ticket: q}
 }
 
 // Done finishes the call with its outcome and clears p. A nil err makes the call a sample of
@@ -22,8 +46,8 @@ type Permit struct {
 // as a drop (the dependency is overloaded); any other err only frees the slot, since it says
 // nothing about load.
 func (p *Permit) Done(err error) {
-	if q := *p; q.l != nil {
-		*p = Permit{}
+	if q := p.ticket; q.l != nil {
+		p.ticket = ticket{}
 		q.l.done(q, err, 0)
 	}
 }
@@ -31,8 +55,8 @@ func (p *Permit) Done(err error) {
 // Cancel frees the slot without a sample, and clears p: a cancelled call says nothing about
 // the dependency.
 func (p *Permit) Cancel() {
-	if q := *p; q.l != nil {
-		*p = Permit{}
+	if q := p.ticket; q.l != nil {
+		p.ticket = ticket{}
 		q.l.cancel(q)
 	}
 }

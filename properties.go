@@ -48,7 +48,7 @@ func ParseProperties(r io.Reader) (map[string]string, error) {
 		key, value, ok := cutProperty(logical.String())
 		if !ok {
 			return nil, &ConfigError{Value: logical.String(), Rule: "a line must be key=value or key: value",
-				Line: start, code: CodeInvalidTuning, sentinel: ErrInvalidTuning}
+				Line: start, sentinel: ErrInvalidTuning}
 		}
 		props[key], lines[key] = value, start
 		logical.Reset()

@@ -82,7 +82,7 @@ func TestParsePropertiesMalformed(t *testing.T) {
 		var ce *ConfigError
 		require.ErrorAs(t, err, &ce)
 		require.ErrorIs(t, err, ErrInvalidTuning)
-		require.Equal(t, CodeInvalidTuning, ce.Code())
+		require.Equal(t, "R4C-REG-001", ce.Code())
 		require.Equal(t, tc.line, ce.Line)
 		require.Contains(t, err.Error(), tc.message)
 	}

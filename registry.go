@@ -133,15 +133,15 @@ func (r *Registry) Limiter(id string, site Site) (*Limiter, error) {
 	name := cmp.Or(site.Name, id)
 	if name == "" {
 		return nil, &ConfigError{Key: "id", Value: `""`, Rule: "a call site needs an id or a name",
-			code: CodeInvalidTuning, sentinel: ErrInvalidTuning}
+			sentinel: ErrInvalidTuning}
 	}
 	layers := slices.Clone(r.defaults)
 	if site.Config != "" {
 		named, ok := r.configs[site.Config]
 		if !ok {
 			return nil, &ConfigError{Instance: name, Key: "config", Value: site.Config,
-				Rule: "no configuration has this name; there are: " + strings.Join(slices.Sorted(maps.Keys(r.configs)), ", "),
-				code: CodeUnknownConfig, sentinel: ErrUnknownConfig}
+				Rule:     "no configuration has this name; there are: " + strings.Join(slices.Sorted(maps.Keys(r.configs)), ", "),
+				sentinel: ErrUnknownConfig}
 		}
 		layers = append(layers, named...)
 	}
@@ -186,7 +186,7 @@ func conflict(id string, had, c *Config) error {
 	return &ConfigError{Instance: c.Name, Key: strings.Join(names, ", "), Value: strings.Join(here, ", "),
 		Rule: fmt.Sprintf("call site %q resolves to this, but the limiter shared under this name has %s",
 			id, strings.Join(there, ", ")),
-		code: CodeConfigConflict, sentinel: ErrConfigConflict}
+		sentinel: ErrConfigConflict}
 }
 
 // Get returns the limiter whose instance id is id, or a *ConfigError with R4C-REG-009 if no
@@ -198,7 +198,7 @@ func (r *Registry) Get(id string) (*Limiter, error) {
 		return l, nil
 	}
 	return nil, &ConfigError{Key: "id", Value: id, Rule: "no limiter has this id: Limiter creates it",
-		code: CodeUnknownInstance, sentinel: ErrUnknownInstance}
+		sentinel: ErrUnknownInstance}
 }
 
 // Snapshot returns the snapshot of every limiter, sorted by name.
@@ -206,7 +206,10 @@ func (r *Registry) Snapshot() []Snapshot {
 	r.mu.Lock()
 	ls := slices.Collect(maps.Values(r.limiters))
 	r.mu.Unlock()
-	snaps := Snapshots(ls...)
+	snaps := make([]Snapshot, len(ls))
+	for i, l := range ls {
+		snaps[i] = l.Snapshot()
+	}
 	slices.SortFunc(snaps, func(a, b Snapshot) int { return strings.Compare(a.Name, b.Name) })
 	return snaps
 }

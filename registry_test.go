@@ -33,7 +33,7 @@ func resolveAt(k *keySpec, texts []string) (Config, error) {
 		if i == 0 {
 			code = rc.Defaults
 		}
-		if rule, _, _ := k.set(&code, text); rule != "" {
+		if rule, _ := k.set(&code, text); rule != "" {
 			panic(rule)
 		}
 		switch i {
@@ -129,7 +129,7 @@ func TestExternalZeroWins(t *testing.T) {
 	require.False(t, s.DryRun)
 	require.Equal(t, 50, s.MaxLimit)
 
-	for key, code := range map[string]string{"maxLimit": CodeBoundBelowOne, "window": CodeOutOfRange, "smoothing": CodeInvalidTuning} {
+	for key, code := range map[string]string{"maxLimit": "R4C-ATR-003", "window": "R4C-ATR-009", "smoothing": "R4C-REG-001"} {
 		text := "0"
 		if key == "window" {
 			text = "0s"
@@ -161,11 +161,11 @@ func TestErrorCodesFromCodeAndKeys(t *testing.T) {
 		key   string
 		value any
 	}{
-		{Config{MinLimit: -1}, CodeBoundBelowOne, "minLimit", -1},
-		{Config{MinLimit: 10, MaxLimit: 5}, CodeOutOfRange, "minLimit", 10},
-		{Config{Window: 2 * time.Hour}, CodeOutOfRange, "window", 2 * time.Hour},
-		{Config{Smoothing: 2}, CodeInvalidTuning, "smoothing", 2.0},
-		{Config{Algorithm: 9}, CodeInvalidTuning, "algorithm", Algorithm(9)},
+		{Config{MinLimit: -1}, "R4C-ATR-003", "minLimit", -1},
+		{Config{MinLimit: 10, MaxLimit: 5}, "R4C-ATR-009", "minLimit", 10},
+		{Config{Window: 2 * time.Hour}, "R4C-ATR-009", "window", 2 * time.Hour},
+		{Config{Smoothing: 2}, "R4C-REG-001", "smoothing", 2.0},
+		{Config{Algorithm: 9}, "R4C-REG-001", "algorithm", Algorithm(9)},
 	}
 	for _, tc := range fromCode {
 		_, err := NewRegistry(RegistryConfig{Defaults: tc.c})
@@ -180,18 +180,18 @@ func TestErrorCodesFromCodeAndKeys(t *testing.T) {
 	}
 
 	fromKeys := []struct{ key, text, code string }{
-		{"minLimit", "0", CodeBoundBelowOne},
-		{"maxLimit", "-3", CodeBoundBelowOne},
-		{"initialLimit", "-2", CodeBoundBelowOne},
-		{"window", "2h", CodeOutOfRange},
-		{"window", "soon", CodeDurationSyntax},
-		{"smoothing", "2", CodeInvalidTuning},
-		{"backoffRatio", "NaN", CodeInvalidTuning},
-		{"algorithm", "netflix", CodeInvalidTuning},
-		{"alpha", "-1", CodeInvalidTuning},
-		{"probeMultiplier", "0", CodeInvalidTuning},
-		{"maxLimt", "5", CodeInvalidTuning},
-		{"enabled", "yes", CodeInvalidTuning},
+		{"minLimit", "0", "R4C-ATR-003"},
+		{"maxLimit", "-3", "R4C-ATR-003"},
+		{"initialLimit", "-2", "R4C-ATR-003"},
+		{"window", "2h", "R4C-ATR-009"},
+		{"window", "soon", "R4C-ATR-001"},
+		{"smoothing", "2", "R4C-REG-001"},
+		{"backoffRatio", "NaN", "R4C-REG-001"},
+		{"algorithm", "netflix", "R4C-REG-001"},
+		{"alpha", "-1", "R4C-REG-001"},
+		{"probeMultiplier", "0", "R4C-REG-001"},
+		{"maxLimt", "5", "R4C-REG-001"},
+		{"enabled", "yes", "R4C-REG-001"},
 	}
 	for _, tc := range fromKeys {
 		for _, level := range []string{"defaults.adaptiveLimit.", "configs.backend.adaptiveLimit.", "instances.orders.adaptiveLimit."} {
@@ -242,7 +242,7 @@ func TestExternalKeyNames(t *testing.T) {
 		"configs.adaptiveLimit.maxLimit",
 	} {
 		_, err := NewRegistry(RegistryConfig{Properties: map[string]string{key: "4"}})
-		requireConfigError(t, err, CodeInvalidTuning, key, "4")
+		requireConfigError(t, err, "R4C-REG-001", key, "4")
 	}
 }
 
@@ -256,7 +256,7 @@ func TestNewRegistryAllOrNothing(t *testing.T) {
 	}
 	r, err := NewRegistry(RegistryConfig{Properties: props})
 	require.Nil(t, r)
-	requireConfigError(t, err, CodeInvalidTuning, "instances.zz.adaptiveLimit.queueSize", "-1")
+	requireConfigError(t, err, "R4C-REG-001", "instances.zz.adaptiveLimit.queueSize", "-1")
 	delete(props, "instances.zz.adaptiveLimit.queueSize")
 	r, err = NewRegistry(RegistryConfig{Properties: props})
 	require.NoError(t, err)
@@ -276,7 +276,7 @@ func TestBoundsOfSeveralLevels(t *testing.T) {
 	r, err = NewRegistry(RegistryConfig{Properties: props})
 	require.NoError(t, err)
 	_, err = r.Limiter("orders", Site{})
-	ce := requireConfigError(t, err, CodeOutOfRange, "instances.orders.adaptiveLimit.minLimit", "300")
+	ce := requireConfigError(t, err, "R4C-ATR-009", "instances.orders.adaptiveLimit.minLimit", "300")
 	require.Equal(t, 1, ce.Line)
 	require.EqualError(t, err, `R4C-ATR-009: line 1: adaptive limit "orders": instances.orders.adaptiveLimit.minLimit = 300: must not exceed maxLimit (200)`)
 
@@ -288,15 +288,15 @@ func TestBoundsOfSeveralLevels(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [2]int{4, 9}, [2]int{l.cfg.Alpha, l.cfg.Beta})
 	_, err = r.Limiter("other", Site{Name: "orders"})
-	requireConfigError(t, err, CodeInvalidTuning, "beta", 0)
+	requireConfigError(t, err, "R4C-REG-001", "beta", 0)
 	r, err = NewRegistry(RegistryConfig{Properties: map[string]string{"instances.orders.adaptiveLimit.alpha": "4", "instances.orders.adaptiveLimit.beta": "3"}})
 	require.Nil(t, r)
-	requireConfigError(t, err, CodeInvalidTuning, "instances.orders.adaptiveLimit.beta", "3")
+	requireConfigError(t, err, "R4C-REG-001", "instances.orders.adaptiveLimit.beta", "3")
 
 	r, err = NewRegistry(RegistryConfig{Defaults: Config{InitialLimit: 50}})
 	require.NoError(t, err)
 	_, err = r.Limiter("orders", Site{Attrs: Config{MaxLimit: 10}})
-	requireConfigError(t, err, CodeOutOfRange, "Defaults.initialLimit", 50)
+	requireConfigError(t, err, "R4C-ATR-009", "Defaults.initialLimit", 50)
 }
 
 func TestSharing(t *testing.T) {
@@ -307,26 +307,26 @@ func TestSharing(t *testing.T) {
 	cancel, err := r.Limiter("OrderClient.cancel", Site{Name: "orders", Attrs: Config{MaxLimit: 100, Window: time.Second}})
 	require.NoError(t, err)
 	require.Same(t, place, cancel)
-	require.Equal(t, "orders", place.Name())
+	require.Equal(t, "orders", place.Snapshot().Name)
 	got, err := r.Get("orders")
 	require.NoError(t, err)
 	require.Same(t, place, got)
 	own, err := r.Limiter("OrderClient.list", Site{})
 	require.NoError(t, err)
 	require.NotSame(t, place, own)
-	require.Equal(t, "OrderClient.list", own.Name())
+	require.Equal(t, "OrderClient.list", own.Snapshot().Name)
 
 	_, err = r.Get("OrderClient.place")
-	requireConfigError(t, err, CodeUnknownInstance, "id", "OrderClient.place")
+	requireConfigError(t, err, "R4C-REG-009", "id", "OrderClient.place")
 	require.ErrorIs(t, err, ErrUnknownInstance)
 
 	_, err = r.Limiter("x", Site{Config: "frontend"})
-	requireConfigError(t, err, CodeUnknownConfig, "config", "frontend")
+	requireConfigError(t, err, "R4C-REG-004", "config", "frontend")
 	require.ErrorIs(t, err, ErrUnknownConfig)
 	require.EqualError(t, err, `R4C-REG-004: adaptive limit "x": config = frontend: no configuration has this name; there are: backend`)
 
 	_, err = r.Limiter("", Site{})
-	requireConfigError(t, err, CodeInvalidTuning, "id", `""`)
+	requireConfigError(t, err, "R4C-REG-001", "id", `""`)
 }
 
 func TestSharingConflict(t *testing.T) {
@@ -343,14 +343,14 @@ func TestSharingConflict(t *testing.T) {
 
 	// From code: the call site's attributes.
 	_, err = r.Limiter("OrderClient.cancel", Site{Name: "orders", Attrs: Config{MaxLimit: 50}})
-	requireConfigError(t, err, CodeConfigConflict, "maxLimit, backoffRatio", "50, 0.9")
+	requireConfigError(t, err, "R4C-REG-008", "maxLimit, backoffRatio", "50, 0.9")
 	require.ErrorIs(t, err, ErrConfigConflict)
 	require.EqualError(t, err, `R4C-REG-008: adaptive limit "orders": maxLimit, backoffRatio = 50, 0.9: `+
 		`call site "OrderClient.cancel" resolves to this, but the limiter shared under this name has 100, 0.8`)
 
 	// From keys: another named configuration.
 	_, err = r.Limiter("OrderClient.list", Site{Name: "orders", Config: "other"})
-	requireConfigError(t, err, CodeConfigConflict, "backoffRatio", "0.7")
+	requireConfigError(t, err, "R4C-REG-008", "backoffRatio", "0.7")
 	require.Len(t, r.Snapshot(), 1)
 }
 
@@ -372,7 +372,7 @@ func TestSharingCallbacks(t *testing.T) {
 	require.Same(t, a, b)
 
 	_, err = r.Limiter("c", Site{Name: "orders", Attrs: Config{OnLimitChange: hook(1)}})
-	ce := requireConfigError(t, err, CodeConfigConflict, "dropOn", "github.com/resilience4cata/adaptivelimit.DefaultDropOn")
+	ce := requireConfigError(t, err, "R4C-REG-008", "dropOn", "github.com/resilience4cata/adaptivelimit.DefaultDropOn")
 	require.Contains(t, ce.Rule, "has github.com/resilience4cata/adaptivelimit.classify")
 
 	_, err = r.Limiter("d", Site{Name: "orders", Attrs: Config{DropOn: classify, OnLimitChange: hook(1), Clock: NewManualClock()}})

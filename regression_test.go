@@ -72,13 +72,13 @@ func TestAlgorithmsSaturate(t *testing.T) {
 // QueueSize: math.MaxInt moved the limit from 4 to 1.8e18 in one window; now the largest
 // values Config accepts keep the limit within its bounds.
 func TestCeilingsKeepTheLimitInBounds(t *testing.T) {
-	l, clock := newManual(t, Config{InitialLimit: 4, MaxLimit: LimitCeiling, QueueSize: QueueSizeCeiling, MinWindowSamples: 1})
+	l, clock := newManual(t, Config{InitialLimit: 4, MaxLimit: limitCeiling, QueueSize: queueSizeCeiling, MinWindowSamples: 1})
 	for range 5 {
 		p, err := l.Acquire()
 		require.NoError(t, err)
 		clock.Advance(time.Second)
 		p.Done(nil)
-		require.LessOrEqual(t, l.Limit(), LimitCeiling)
+		require.LessOrEqual(t, l.Limit(), limitCeiling)
 		require.GreaterOrEqual(t, l.Limit(), 1)
 	}
 }
@@ -192,7 +192,7 @@ func TestPanickingCallbacksFreeTheSlot(t *testing.T) {
 		forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 			l, _ := newManual(t, Config{Algorithm: alg, InitialLimit: 3, MaxLimit: 3,
 				DropOn: func(error) bool { panic("x") }})
-			for _, p := range acquireN(t, l, 3) {
+			for p := range each(acquireN(t, l, 3)) {
 				require.PanicsWithValue(t, "x", func() { p.Done(errors.New("e")) })
 			}
 			require.Zero(t, l.InFlight())
@@ -270,7 +270,7 @@ func TestClockArithmetic(t *testing.T) {
 	t.Run("a clock that steps back by hours", func(t *testing.T) {
 		forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 			l, clock := newStep(t, Config{Algorithm: alg, MinWindowSamples: 2}, int64(10*time.Hour))
-			p := acquireN(t, l, 1)[0]
+			p := &acquireN(t, l, 1)[0]
 			clock.now.Store(int64(7 * time.Hour))
 			p.Done(nil) // ended before it started: latency 0; the window moves to [7h, 7h+1s)
 			acquireN(t, l, 1)[0].Done(nil)
@@ -301,7 +301,10 @@ func TestUnusableLimiter(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			require.PanicsWithValue(t, msg, func() { _, _ = l.Acquire() })
 			require.PanicsWithValue(t, msg, func() { _, _ = l.AcquireContext(context.Background()) })
+			require.PanicsWithValue(t, msg, func() { _, _ = l.AcquireClass("critical") })
 			require.PanicsWithValue(t, msg, func() { _ = l.Snapshot() })
+			require.PanicsWithValue(t, msg, func() { _ = l.Limit() })
+			require.PanicsWithValue(t, msg, func() { _ = l.InFlight() })
 			require.PanicsWithValue(t, msg, func() {
 				_, _ = Do(context.Background(), l, func(context.Context) (int, error) { return 0, nil })
 			})
@@ -330,8 +333,8 @@ func TestDisabledPermitsNeedNoFinishing(t *testing.T) {
 	l, _ := newManual(t, Config{Disabled: true})
 	p, err := l.Acquire()
 	require.NoError(t, err)
-	require.Equal(t, Permit{}, p)
-	q := p
+	require.True(t, p == Permit{})
+	q := copyOf(&p)
 	p.Done(nil)
 	q.Cancel()
 	require.Zero(t, l.InFlight())

@@ -48,6 +48,10 @@ type Snapshot struct {
 	Cancelled uint64 // permits cancelled: no sample
 
 	Classes []ClassSnapshot // each priority class of Config.Classes, in its order; nil without classes
+	// Calls of a classed limiter that named a class it does not have, through AcquireClass or
+	// a context's class (WithClass); they went to the lowest class. "" names no class and is
+	// not counted. 0 without classes.
+	UnknownClass uint64
 
 	decisions [causes][directions]uint64 // the windows by cause and direction
 }
@@ -63,22 +67,10 @@ func (s Snapshot) Decisions(c Cause) (kept, up, down uint64) {
 	return n[limitKept], n[limitUp], n[limitDown]
 }
 
-// Snapshots returns the snapshots of limiters, in the order given: what an exporter of
-// metrics reads at each collection.
-func Snapshots(limiters ...*Limiter) []Snapshot {
-	snaps := make([]Snapshot, len(limiters))
-	for i, l := range limiters {
-		snaps[i] = l.Snapshot()
-	}
-	return snaps
-}
-
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
 // calls, for metrics.
 func (l *Limiter) Snapshot() Snapshot {
-	if l == nil || l.rejection == nil {
-		panicUnusable()
-	}
+	l.checkUsable()
 	s := Snapshot{
 		Name:      l.cfg.Name,
 		Algorithm: l.cfg.Algorithm,
@@ -102,6 +94,7 @@ func (l *Limiter) Snapshot() Snapshot {
 	s.WindowLatency = s.Last.MeanLatency
 	if l.mode == classed {
 		s.Classes = l.classes.snapshots()
+		s.UnknownClass = l.classes.unknowns()
 	}
 	return s
 }

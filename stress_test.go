@@ -83,7 +83,7 @@ func stress(t *testing.T, l *Limiter, goroutines int) {
 	}
 
 	// Another goroutine finishes the permits handed to it.
-	handoff := make(chan Permit, 1024)
+	handoff := make(chan *Permit, 1024)
 	var finisher sync.WaitGroup
 	finisher.Go(func() {
 		for p := range handoff {
@@ -128,7 +128,7 @@ func stress(t *testing.T, l *Limiter, goroutines int) {
 					runtime.Gosched() // hold the slot a while
 				}
 				if op == 4 {
-					handoff <- p
+					handoff <- &p
 					continue
 				}
 				holders.Add(-1)

@@ -366,7 +366,7 @@ func TestVegasDeterministic(t *testing.T) {
 		for range 300 {
 			held := acquireN(t, l, l.Limit())
 			clock.Advance(time.Duration(10+r.IntN(20)) * time.Millisecond)
-			for _, p := range held {
+			for p := range each(held) {
 				p.Done(nil)
 			}
 		}

@@ -99,11 +99,11 @@ func (l *Limiter) started(n int64, counted bool) Permit {
 	if l.mode == classed {
 		return l.startedClass(n)
 	}
-	p := Permit{l: l, start: untimed, inFlight: n, counted: counted}
+	p := ticket{l: l, start: untimed, inFlight: n, counted: counted}
 	if l.timed() {
 		p.start = l.nowHolding(counted)
 	}
-	return p
+	return Permit{ticket: p}
 }
 
 // await queues the caller and waits until it is served, MaxWait passes or ctx is done.

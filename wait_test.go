@@ -24,10 +24,10 @@ type acquired struct {
 // startWaiter calls AcquireContext on a goroutine, which sends what it got to out, and
 // returns once that goroutine waits or has sent. It runs in a synctest bubble, with a ctx
 // that the test cancels before it returns, so that a failed test leaves nobody waiting.
-func startWaiter(l *Limiter, ctx context.Context, id int, out chan<- acquired) {
+func startWaiter(l *Limiter, ctx context.Context, id int, out chan<- *acquired) {
 	go func() {
 		p, err := l.AcquireContext(ctx)
-		out <- acquired{id, p, err}
+		out <- &acquired{id, p.Move(), err}
 	}()
 	synctest.Wait()
 }
@@ -47,8 +47,8 @@ func TestWaitOrder(t *testing.T) {
 					c := waitConfig(alg)
 					c.WaitOrder = order
 					l, _ := newManual(t, c)
-					held := acquireN(t, l, 1)[0]
-					out := make(chan acquired, 3)
+					held := &acquireN(t, l, 1)[0]
+					out := make(chan *acquired, 3)
 					for i := range 3 {
 						startWaiter(l, ctx, i, out)
 					}
@@ -65,7 +65,7 @@ func TestWaitOrder(t *testing.T) {
 						r := <-out
 						require.NoError(t, r.err)
 						got = append(got, r.id)
-						held = r.p
+						held = &r.p
 					}
 					require.Equal(t, want, got)
 					held.Done(nil)
@@ -82,11 +82,11 @@ func TestWaitOrder(t *testing.T) {
 
 // Every way of finishing a permit hands its slot on.
 func TestEveryFinishHandsOff(t *testing.T) {
-	finishes := map[string]func(Permit){
-		"Done(nil)":                 func(p Permit) { p.Done(nil) },
-		"Done(drop)":                func(p Permit) { p.Done(context.DeadlineExceeded) },
-		"Done(error, not a sample)": func(p Permit) { p.Done(errors.New("404")) },
-		"Cancel":                    func(p Permit) { p.Cancel() },
+	finishes := map[string]func(*Permit){
+		"Done(nil)":                 func(p *Permit) { p.Done(nil) },
+		"Done(drop)":                func(p *Permit) { p.Done(context.DeadlineExceeded) },
+		"Done(error, not a sample)": func(p *Permit) { p.Done(errors.New("404")) },
+		"Cancel":                    func(p *Permit) { p.Cancel() },
 	}
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		for name, finish := range finishes {
@@ -95,8 +95,8 @@ func TestEveryFinishHandsOff(t *testing.T) {
 					ctx, cancel := context.WithCancel(context.Background())
 					defer cancel() // a failed test leaves nobody waiting
 					l, _ := newManual(t, waitConfig(alg))
-					held := acquireN(t, l, 1)[0]
-					out := make(chan acquired, 1)
+					held := &acquireN(t, l, 1)[0]
+					out := make(chan *acquired, 1)
 					startWaiter(l, ctx, 0, out)
 					finish(held)
 					synctest.Wait()
@@ -120,8 +120,8 @@ func TestMaxWait(t *testing.T) {
 			c := waitConfig(alg)
 			c.MaxWait = 100 * time.Millisecond
 			l, _ := newManual(t, c)
-			held := acquireN(t, l, 1)[0]
-			out := make(chan acquired, 1)
+			held := &acquireN(t, l, 1)[0]
+			out := make(chan *acquired, 1)
 			start := time.Now()
 			startWaiter(l, ctx, 0, out)
 			time.Sleep(99 * time.Millisecond) // synctest's fake time
@@ -133,7 +133,7 @@ func TestMaxWait(t *testing.T) {
 			r := <-out
 			require.Equal(t, 100*time.Millisecond, time.Since(start))
 			require.Same(t, l.rejection, r.err, "MaxWait passed: the preallocated rejection")
-			require.Zero(t, r.p)
+			require.True(t, r.p == Permit{})
 			s := l.Snapshot()
 			require.Equal(t, 1, s.InFlight, "the holder's slot only")
 			require.Zero(t, s.Waiting)
@@ -152,8 +152,8 @@ func TestContextEndsTheWait(t *testing.T) {
 			c := waitConfig(alg)
 			c.Name = "inventory"
 			l, _ := newManual(t, c)
-			held := acquireN(t, l, 1)[0]
-			out := make(chan acquired, 2)
+			held := &acquireN(t, l, 1)[0]
+			out := make(chan *acquired, 2)
 
 			deadline, cancelDeadline := context.WithTimeout(context.Background(), 50*time.Millisecond)
 			defer cancelDeadline()
@@ -220,7 +220,7 @@ func TestMaxWaiters(t *testing.T) {
 					defer cancel() // a failed test leaves nobody waiting
 					l, _ := newManual(t, Config{Algorithm: alg, InitialLimit: 2, MaxWait: time.Minute, MaxWaiters: tc.maxWaiters})
 					held := acquireN(t, l, 2)
-					out := make(chan acquired, tc.want)
+					out := make(chan *acquired, tc.want)
 					for i := range tc.want {
 						startWaiter(l, ctx, i, out)
 					}
@@ -233,7 +233,7 @@ func TestMaxWaiters(t *testing.T) {
 					require.Equal(t, uint64(1), s.Rejected)
 					require.Zero(t, s.WaitAbandoned, "it never waited")
 
-					for _, p := range held {
+					for p := range each(held) {
 						p.Cancel()
 					}
 					// Drain: each served waiter finishes and serves the next.
@@ -285,7 +285,7 @@ func TestHigherLimitServesWaiters(t *testing.T) {
 			}
 			limit := l.Limit()
 			held := acquireN(t, l, limit)
-			out := make(chan acquired, waiters)
+			out := make(chan *acquired, waiters)
 			for i := range waiters {
 				startWaiter(l, ctx, i, out)
 			}
@@ -319,8 +319,8 @@ func TestWaitIsNotLatency(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel() // a failed test leaves nobody waiting
 		l, clock := newManual(t, Config{InitialLimit: 1, MaxLimit: 1, MinWindowSamples: 1, MaxWait: time.Hour})
-		held := acquireN(t, l, 1)[0]
-		out := make(chan acquired, 1)
+		held := &acquireN(t, l, 1)[0]
+		out := make(chan *acquired, 1)
 		startWaiter(l, ctx, 0, out)
 		clock.Advance(5 * time.Second)
 		held.Done(nil) // a 5 s call: ends the first window, and serves the waiter
@@ -342,7 +342,7 @@ func TestFailFastByDefault(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		synctest.Test(t, func(t *testing.T) {
 			l, _ := newManual(t, Config{Algorithm: alg, InitialLimit: 1, MaxLimit: 1})
-			held := acquireN(t, l, 1)[0]
+			held := &acquireN(t, l, 1)[0]
 			start := time.Now()
 			_, err := l.AcquireContext(context.Background())
 			require.Same(t, l.rejection, err)
@@ -361,7 +361,7 @@ func TestFailFastByDefault(t *testing.T) {
 func TestDoWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, _ := newManual(t, waitConfig(AIMD))
-		held := acquireN(t, l, 1)[0]
+		held := &acquireN(t, l, 1)[0]
 		result := make(chan string, 1)
 		go func() {
 			v, _ := Do(context.Background(), l, func(context.Context) (string, error) { return "ran", nil })
@@ -387,13 +387,13 @@ func TestUnenforcedNeverWaits(t *testing.T) {
 				start := time.Now()
 				permits := make([]Permit, 3)
 				for i := range permits {
-					p, err := l.AcquireContext(context.Background())
+					var err error
+					permits[i], err = l.AcquireContext(context.Background())
 					require.NoError(t, err)
-					permits[i] = p
 				}
 				require.Equal(t, start, time.Now(), "admitted at once")
 				require.Zero(t, l.Snapshot().Waiting)
-				for _, p := range permits {
+				for p := range each(permits) {
 					p.Done(nil)
 				}
 				require.Zero(t, l.InFlight())
@@ -407,7 +407,7 @@ func TestUnenforcedNeverWaits(t *testing.T) {
 func TestGiveUpWhenServed(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		l, _ := newManual(t, waitConfig(alg))
-		held := acquireN(t, l, 1)[0]
+		held := &acquireN(t, l, 1)[0]
 		a, b := l.enqueue(&l.wait, 0), l.enqueue(&l.wait, 0)
 		require.NotNil(t, a)
 		require.NotNil(t, b)
@@ -505,7 +505,7 @@ func TestWaitStress(t *testing.T) {
 								continue
 							}
 							served.Add(1)
-							holdAndFinish(t, r, p, &holders, c.MaxLimit)
+							holdAndFinish(t, r, &p, &holders, c.MaxLimit)
 						}
 					}()
 				}

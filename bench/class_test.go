@@ -41,7 +41,7 @@ func BenchmarkRejectClass(b *testing.B) {
 		if err != nil {
 			break
 		}
-		held = append(held, p)
+		held = append(held, p.Move())
 	}
 	defer func() {
 		for i := range held {

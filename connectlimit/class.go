@@ -65,14 +65,14 @@ func WithClassHeader(header string) Option {
 func (i *interceptor) acquireHandler(ctx context.Context, spec connect.Spec, header http.Header) (context.Context, adaptivelimit.Permit, error) {
 	if i.o.class == nil {
 		p, err := i.l.Acquire()
-		return ctx, p, err
+		return ctx, p.Move(), err
 	}
 	class := i.o.class(ctx, spec, header)
 	p, err := i.l.AcquireClass(class)
 	if err == nil && class != "" {
 		ctx = adaptivelimit.WithClass(ctx, class)
 	}
-	return ctx, p, err
+	return ctx, p.Move(), err
 }
 
 // acquireClient takes a slot for a call that a client sends, for its context's class, and
@@ -81,8 +81,8 @@ func (i *interceptor) acquireClient(ctx context.Context) (class string, send boo
 	class, ok := adaptivelimit.ClassFromContext(ctx)
 	if !ok {
 		p, err = i.l.Acquire()
-		return "", false, p, err
+		return "", false, p.Move(), err
 	}
 	p, err = i.l.AcquireClass(class)
-	return class, i.o.header != "", p, err
+	return class, i.o.header != "", p.Move(), err
 }

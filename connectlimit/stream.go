@@ -5,8 +5,7 @@ import (
 	"net/http"
 
 	"connectrpc.com/connect"
-
-	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // WrapStreamingClient runs each stream inside l. The stream holds its slot until it ends:
@@ -34,14 +33,14 @@ func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conn
 			conn.RequestHeader().Set(i.o.header, class)
 		}
 		finished = true
-		return &clientConn{StreamingClientConn: conn, p: adaptivelimit.NewStreamPermit(ctx, p, i.o.classify),
+		return &clientConn{StreamingClientConn: conn, p: integration.NewStreamPermit(ctx, &p, i.o.classify),
 			oneReply: spec.StreamType == connect.StreamTypeClient}
 	}
 }
 
 type clientConn struct {
 	connect.StreamingClientConn
-	p        *adaptivelimit.StreamPermit
+	p        *integration.StreamPermit
 	oneReply bool // the server sends one message, after which the stream is over
 }
 

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // UnaryClientInterceptor returns an interceptor that runs each unary call inside l, for a
@@ -60,14 +61,14 @@ func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Stre
 			return nil, nil // a streamer that broke its contract: nothing to wrap
 		}
 		s := &clientStream{ClientStream: cs, oneReply: !desc.ServerStreams}
-		s.p, p = adaptivelimit.NewStreamPermit(ctx, p, o.classify), adaptivelimit.Permit{} // the stream finishes it
+		s.p = integration.NewStreamPermit(ctx, &p, o.classify) // the stream finishes p
 		return s, nil
 	}
 }
 
 type clientStream struct {
 	grpc.ClientStream
-	p        *adaptivelimit.StreamPermit
+	p        *integration.StreamPermit
 	oneReply bool // the server sends one message, after which the stream is over
 }
 

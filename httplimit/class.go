@@ -51,14 +51,14 @@ func WithClassHeader(header string) Option {
 func (c *classOptions) acquire(l *adaptivelimit.Limiter, r *http.Request) (adaptivelimit.Permit, *http.Request, error) {
 	if c.classify == nil {
 		p, err := l.Acquire()
-		return p, r, err
+		return p.Move(), r, err
 	}
 	class := c.classify(r)
 	p, err := l.AcquireClass(class)
 	if err == nil && class != "" {
 		r = r.WithContext(adaptivelimit.WithClass(r.Context(), class))
 	}
-	return p, r, err
+	return p.Move(), r, err
 }
 
 // acquireClient takes a slot for a request to Transport, for its context's class, and
@@ -68,7 +68,7 @@ func (c *classOptions) acquireClient(l *adaptivelimit.Limiter, req *http.Request
 	class, ok := adaptivelimit.ClassFromContext(req.Context())
 	if !ok {
 		p, err := l.Acquire()
-		return p, req, err
+		return p.Move(), req, err
 	}
 	p, err := l.AcquireClass(class)
 	if err == nil && c.header != "" {
@@ -78,5 +78,5 @@ func (c *classOptions) acquireClient(l *adaptivelimit.Limiter, req *http.Request
 		}
 		req.Header[c.header] = []string{class}
 	}
-	return p, req, err
+	return p.Move(), req, err
 }

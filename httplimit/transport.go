@@ -67,7 +67,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	b := &body{ReadCloser: resp.Body, outcome: outcome, resp: resp, classify: t.classify}
-	b.p, p = p, adaptivelimit.Permit{} // the body finishes it
+	b.p = p.Move() // the body finishes it
 	resp.Body = b
 	return resp, nil
 }

@@ -130,7 +130,7 @@ func ClassTraffic(t testing.TB, l *adaptivelimit.Limiter) {
 		t.Fatal(err)
 	}
 	for ; err == nil; p, err = l.AcquireClass("batch") {
-		held = append(held, p)
+		held = append(held, p.Move())
 	}
 	t.Cleanup(func() {
 		for i := range held {
@@ -149,7 +149,7 @@ func HoldClassed(t testing.TB, l *adaptivelimit.Limiter) (finish func()) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		held = append(held, p)
+		held = append(held, p.Move())
 	}
 	return func() {
 		for i := range held {

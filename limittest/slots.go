@@ -34,7 +34,7 @@ func RequireNoSlotLost(t testing.TB, l *adaptivelimit.Limiter, n int) {
 		if err != nil {
 			t.Fatalf("call %d of a limit of %d rejected: %v", i+1, n, err)
 		}
-		held = append(held, p)
+		held = append(held, p.Move())
 	}
 	if p, err := l.AcquireClass(highest); !errors.Is(err, adaptivelimit.ErrLimitExceeded) {
 		p.Cancel()

@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // ScopeName is the instrumentation scope of the instruments: the package's import path.
@@ -26,7 +27,7 @@ const ScopeName = "github.com/resilience4cata/adaptivelimit/otellimit"
 // at each collection. Unregister the returned Registration to stop observing them.
 func Register(mp metric.MeterProvider, limiters ...*adaptivelimit.Limiter) (metric.Registration, error) {
 	limiters = slices.Clone(limiters)
-	return register(mp, func() []adaptivelimit.Snapshot { return adaptivelimit.Snapshots(limiters...) })
+	return register(mp, func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
 }
 
 // RegisterRegistry is Register for every limiter of r, those that r creates after the

@@ -30,6 +30,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // A real Prometheus scrapes a server that exposes two limiters under load, one of them in a
@@ -69,7 +70,7 @@ func TestRealPrometheus(t *testing.T) {
 	load(ctx, func() bool { return scrapes.Load() >= 3 }, orders, trial)
 	release := freeze(t, orders, 3)
 	defer release()
-	want := adaptivelimit.Snapshots(orders, trial)
+	want := integration.Snapshots(orders, trial)
 	require.Positive(t, want[0].Successes)
 	require.Positive(t, want[0].Drops)
 	require.Positive(t, want[0].Ignored)
@@ -88,7 +89,7 @@ func TestRealPrometheus(t *testing.T) {
 		}
 	}
 	require.Equal(t, expected, got, "Prometheus holds what the snapshots say")
-	require.Equal(t, want, adaptivelimit.Snapshots(orders, trial), "nothing moved while Prometheus scraped")
+	require.Equal(t, want, integration.Snapshots(orders, trial), "nothing moved while Prometheus scraped")
 
 	// The rules load, and the dry run's alert fires.
 	start := time.Now()
@@ -155,7 +156,7 @@ func freeze(t *testing.T, l *adaptivelimit.Limiter, waiters int) (release func()
 		if err != nil {
 			break
 		}
-		held = append(held, p)
+		held = append(held, p.Move())
 	}
 	require.Len(t, held, l.Limit())
 	var wg sync.WaitGroup

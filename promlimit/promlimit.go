@@ -15,13 +15,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // NewCollector returns a collector of the limiters' metrics. Register it once; two limiters
 // with the same name make the registry's Gather fail.
 func NewCollector(limiters ...*adaptivelimit.Limiter) prometheus.Collector {
 	limiters = slices.Clone(limiters)
-	return newCollector(func() []adaptivelimit.Snapshot { return adaptivelimit.Snapshots(limiters...) })
+	return newCollector(func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
 }
 
 // NewRegistryCollector returns a collector of the metrics of every limiter of r, those that

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/resilience4cata/adaptivelimit"
 )
 
 // writeClassReport prints one row per policy and class: what the class offered, what was
@@ -84,6 +81,6 @@ func phasesCell(shares []float64) string {
 
 // limitBounds tells the adaptive limiters' InitialLimit and MinLimit, the library's where unset.
 func limitBounds(l limits) string {
-	return fmt.Sprintf("InitialLimit %d, MinLimit %d",
-		cmp.Or(l.initial, adaptivelimit.DefaultInitialLimit), cmp.Or(l.min, adaptivelimit.DefaultMinLimit))
+	initial, minLimit := l.resolved()
+	return fmt.Sprintf("InitialLimit %d, MinLimit %d", initial, minLimit)
 }

@@ -54,9 +54,9 @@ func newPolicy(kind string, sc *scenario) (policy, error) {
 	return policy{}, fmt.Errorf("unknown policy %q (want some of %s)", kind, strings.Join(policyKinds, ","))
 }
 
-func (p policy) adaptive() bool { return p.algorithm() != adaptivelimit.AlgorithmDefault }
+func (p policy) adaptive() bool { return p.algorithm() != 0 }
 
-// algorithm is the library's algorithm of an adaptive policy, AlgorithmDefault for the others.
+// algorithm is the library's algorithm of an adaptive policy, 0 for the others.
 func (p policy) algorithm() adaptivelimit.Algorithm {
 	switch p.kind {
 	case "gradient2":
@@ -68,7 +68,7 @@ func (p policy) algorithm() adaptivelimit.Algorithm {
 	case "lossdelay":
 		return adaptivelimit.LossDelay
 	}
-	return adaptivelimit.AlgorithmDefault
+	return 0
 }
 
 // newGate builds one client's gate. Limiters read clock: in a simulation a
@@ -114,6 +114,17 @@ func (l limits) check() error {
 	return nil
 }
 
+// resolved returns the InitialLimit and MinLimit that a limiter with these bounds has: the
+// library's defaults where unset. The bounds are checked.
+func (l limits) resolved() (initial, minLimit int) {
+	lim, err := adaptivelimit.New(l.config(adaptivelimit.Config{}))
+	if err != nil {
+		panic(err)
+	}
+	s := lim.Snapshot()
+	return s.Limit, s.MinLimit
+}
+
 // limiterGate is an adaptive policy's limiter, with the names of its classes where it has any.
 type limiterGate struct {
 	l       *adaptivelimit.Limiter
@@ -123,10 +134,10 @@ type limiterGate struct {
 func (g limiterGate) acquire(class int32) (adaptivelimit.Permit, bool) {
 	if g.classes == nil {
 		p, err := g.l.Acquire()
-		return p, err == nil
+		return p.Move(), err == nil
 	}
 	p, err := g.l.AcquireClass(g.classes[class])
-	return p, err == nil
+	return p.Move(), err == nil
 }
 
 func (g limiterGate) release(p *adaptivelimit.Permit, err error) { p.Done(err) }

@@ -5,8 +5,6 @@ import (
 	"math"
 	"strings"
 	"time"
-
-	"github.com/resilience4cata/adaptivelimit"
 )
 
 // scenario is everything a run depends on. The same scenario and seed give the
@@ -153,7 +151,7 @@ func (sc *scenario) toReal() {
 	// clients, each starting at the initial limit of 20, so that the limits start at 8 times
 	// the capacity. The low bulkhead is the workers split evenly, the high one three times
 	// that.
-	sc.profile, sc.duration, sc.window = "flat", 20*time.Second, adaptivelimit.DefaultWindow
+	sc.profile, sc.duration, sc.window = "flat", 20*time.Second, time.Second // the library's default window
 	sc.servers, sc.timeout = 20, 60*time.Millisecond
 	if sc.clients > 1 {
 		sc.clients = 8

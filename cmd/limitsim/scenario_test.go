@@ -2,14 +2,11 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/resilience4cata/adaptivelimit"
 )
 
 // target is what LossDelay must achieve in a scenario. The issues' targets are goodput at
@@ -139,7 +136,7 @@ func TestLossDelayProbesCostLittle(t *testing.T) {
 // window before, or of InitialLimit for a limiter's first, while the dependency was healthy:
 // no call timed out, and the calls in flight did not exceed the servers left to the clients.
 func blackouts(r *result, prof profile, sc *scenario) []string {
-	initial := cmp.Or(sc.limits.initial, adaptivelimit.DefaultInitialLimit)
+	initial, _ := sc.limits.resolved()
 	before := make([]int, sc.clients)
 	for i := range before {
 		before[i] = initial

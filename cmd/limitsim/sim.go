@@ -217,7 +217,7 @@ func (s *simulation) arrive(i int32, now int64) {
 	}
 	s.rec.admit(now)
 	id := s.calls.alloc()
-	s.calls.calls[id] = call{arrival: now, service: service, permit: permit, source: i}
+	s.calls.calls[id] = call{arrival: now, service: service, permit: permit.Move(), source: i}
 	s.deadlines.pushBack(id)
 	if !lost { // a lost call never reaches the dependency: its caller waits for its timeout
 		s.dep.submit(id, now)

@@ -1,4 +1,4 @@
-package adaptivelimit
+package integration
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/resilience4cata/adaptivelimit"
 )
 
-func streamLimiter(t *testing.T) (*Limiter, *ManualClock) {
-	clock := NewManualClock()
-	l, err := New(Config{Name: "stream", InitialLimit: 1, MinLimit: 1, MaxLimit: 1, MinWindowSamples: 1, Clock: clock})
+func streamLimiter(t *testing.T) (*adaptivelimit.Limiter, *adaptivelimit.ManualClock) {
+	clock := adaptivelimit.NewManualClock()
+	l, err := adaptivelimit.New(adaptivelimit.Config{Name: "stream", InitialLimit: 1, MinLimit: 1, MaxLimit: 1, MinWindowSamples: 1, Clock: clock})
 	require.NoError(t, err)
 	return l, clock
 }
@@ -45,7 +47,7 @@ func TestStreamPermitFinishesOnce(t *testing.T) {
 			defer cancel()
 			p, err := l.Acquire()
 			require.NoError(t, err)
-			s := NewStreamPermit(ctx, p, func(error) Outcome { return Drop })
+			s := NewStreamPermit(ctx, &p, func(error) adaptivelimit.Outcome { return adaptivelimit.Drop })
 			clock.Advance(time.Second)
 			tc.end(s, cancel)
 			s.End(nil) // later ends do nothing
@@ -66,20 +68,20 @@ func TestStreamPermitFinishesOnce(t *testing.T) {
 // A stream whose context ends is finished with the context's error, classified; a classify
 // that panics there frees the slot, and the process lives.
 func TestStreamPermitContextDone(t *testing.T) {
-	for _, classify := range []func(error) Outcome{
-		func(err error) Outcome {
+	for _, classify := range []func(error) adaptivelimit.Outcome{
+		func(err error) adaptivelimit.Outcome {
 			if errors.Is(err, context.Canceled) {
-				return Drop
+				return adaptivelimit.Drop
 			}
-			return Sample
+			return adaptivelimit.Sample
 		},
-		func(error) Outcome { panic("classify") },
+		func(error) adaptivelimit.Outcome { panic("classify") },
 	} {
 		l, _ := streamLimiter(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		p, err := l.Acquire()
 		require.NoError(t, err)
-		NewStreamPermit(ctx, p, classify)
+		NewStreamPermit(ctx, &p, classify)
 		cancel()
 		require.Eventually(t, func() bool { return l.InFlight() == 0 }, 5*time.Second, time.Millisecond)
 		require.Eventually(t, func() bool { s := l.Snapshot(); return s.Drops+s.Cancelled == 1 }, 5*time.Second, time.Millisecond)
@@ -91,7 +93,7 @@ func TestStreamPermitEndPanics(t *testing.T) {
 	l, _ := streamLimiter(t)
 	p, err := l.Acquire()
 	require.NoError(t, err)
-	s := NewStreamPermit(context.Background(), p, func(error) Outcome { panic("classify") })
+	s := NewStreamPermit(context.Background(), &p, func(error) adaptivelimit.Outcome { panic("classify") })
 	require.PanicsWithValue(t, "classify", func() { s.End(errors.New("x")) })
 	require.Equal(t, 0, l.InFlight())
 }
@@ -116,7 +118,7 @@ func TestStreamPermitReceivedSent(t *testing.T) {
 			l, clock := streamLimiter(t)
 			p, err := l.Acquire()
 			require.NoError(t, err)
-			s := NewStreamPermit(context.Background(), p, func(error) Outcome { return Drop })
+			s := NewStreamPermit(context.Background(), &p, func(error) adaptivelimit.Outcome { return adaptivelimit.Drop })
 			clock.Advance(time.Second)
 			tc.end(s)
 			snap := l.Snapshot()

@@ -1,4 +1,4 @@
-package adaptivelimit
+package integration
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+
+	"github.com/resilience4cata/adaptivelimit"
 )
 
 // StreamPermit holds the slot of a stream until the stream ends. Several goroutines can see
@@ -13,8 +15,8 @@ import (
 // context ending): the first to call End or Cancel finishes the permit, and the others do
 // nothing. The integrations of streaming RPCs (grpclimit, connectlimit) build on it.
 type StreamPermit struct {
-	p        Permit
-	classify func(error) Outcome
+	p        adaptivelimit.Permit
+	classify func(error) adaptivelimit.Outcome
 	stop     func() bool // stops the finish when ctx is done
 	finished atomic.Bool
 	// An End or Cancel that comes once ctx's finish has started waits for it to end, so that
@@ -24,14 +26,14 @@ type StreamPermit struct {
 	after    chan struct{} // closed when ctx's finish ends
 }
 
-// NewStreamPermit takes over p, which the caller no longer finishes, for a stream whose
-// context is ctx. End(nil) is a sample, End(err) what classify says of err. If ctx is done
-// before the stream ends, the permit is finished with ctx.Err() on the goroutine that
-// context.AfterFunc starts: nothing could recover a panic there, so a classify (or a Clock)
-// that panics frees the slot without a sample, and its panic is dropped rather than let it
-// end the process.
-func NewStreamPermit(ctx context.Context, p Permit, classify func(error) Outcome) *StreamPermit {
-	s := &StreamPermit{p: p, classify: classify, after: make(chan struct{})}
+// NewStreamPermit takes over the permit *p holds (see Permit.Move), for a stream whose
+// context is ctx: the caller no longer finishes it, and a deferred p.Cancel does nothing.
+// End(nil) is a sample, End(err) what classify says of err. If ctx is done before the stream
+// ends, the permit is finished with ctx.Err() on the goroutine that context.AfterFunc
+// starts: nothing could recover a panic there, so a classify (or a Clock) that panics frees
+// the slot without a sample, and its panic is dropped rather than let it end the process.
+func NewStreamPermit(ctx context.Context, p *adaptivelimit.Permit, classify func(error) adaptivelimit.Outcome) *StreamPermit {
+	s := &StreamPermit{p: p.Move(), classify: classify, after: make(chan struct{})}
 	s.stop = context.AfterFunc(ctx, func() {
 		defer close(s.after)
 		defer func() { _ = recover() }()
@@ -95,7 +97,7 @@ func (s *StreamPermit) finish(err error) {
 	}
 	defer s.p.Cancel() // classify panicked: Finish has not cleared p
 	if err == nil {
-		s.p.Finish(Sample)
+		s.p.Finish(adaptivelimit.Sample)
 		return
 	}
 	s.p.Finish(s.classify(err))
