@@ -16,10 +16,10 @@ import (
 
 // Many goroutines in three classes, each holding its slot across a yield, on the real clock
 // (bounded by a count of calls; run with -cpu=1,2,4,8 and the race detector): the calls
-// holding a slot never exceed the limit, no class holds more than its reserve, the shared
-// pool and the reserves below it, no count of the calls in flight is above the goroutines,
-// and nothing is left in flight. With a moving limit the
-// bounds are those of MaxLimit, and the pools must still add up to the limit at the end.
+// holding a slot never exceed the limit, no class holds more than the limit less the
+// never-lent parts of the reserves above it, no count of the calls in flight is above the
+// goroutines, and nothing is left in flight. With a moving limit the bounds are those of
+// MaxLimit (TestClassHardTotal holds a moving limit to the limit itself).
 func TestClassStress(t *testing.T) {
 	classes := []Class{{"critical", 0.2}, {"standard", 0.3}, {"sheddable", 0}}
 	for _, v := range []struct {
@@ -39,20 +39,14 @@ func TestClassStress(t *testing.T) {
 	}
 }
 
-// classBounds returns, for a limit, the most calls each class may hold: its reserve, the
-// shared pool and the reserves below it.
+// classBounds returns, for a limit, the most calls each class may hold: the limit less the
+// never-lent parts, half rounded up, of the reserves above it.
 func classBounds(classes []Class, limit int) []int {
-	reserves, shared := make([]int, len(classes)), limit
+	bounds, kept := make([]int, len(classes)), 0
 	for i, c := range classes {
-		reserves[i] = int(c.Reserve * float64(limit))
-		shared -= reserves[i]
-	}
-	bounds := make([]int, len(classes))
-	for i := range classes {
-		bounds[i] = shared
-		for _, r := range reserves[i:] {
-			bounds[i] += r
-		}
+		bounds[i] = limit - kept
+		r := int(c.Reserve * float64(limit))
+		kept += r - r/2
 	}
 	return bounds
 }

@@ -49,42 +49,44 @@ func TestClassReserves(t *testing.T) {
 		limit   int
 		classes []Class
 		want    []int // reserved, by class
+		kept    []int // held back from each class: the never-lent parts above it
 	}{
-		{10, threeClasses, []int{3, 4, 0}},
-		{7, threeClasses, []int{2, 2, 0}},                                 // floor(2.1), floor(2.8)
-		{1, threeClasses, []int{0, 0, 0}},                                 // a 0 reserve gets no slot
-		{10, []Class{{"a", 0.3}, {"b", 0.4}, {"c", 0.3}}, []int{3, 4, 3}}, // adding up to 1
-		{3, []Class{{"a", 0.5}, {"b", 0.5}}, []int{1, 1}},
-		{5, []Class{{"all", 1}}, []int{5}},
+		{10, threeClasses, []int{3, 4, 0}, []int{0, 2, 4}},
+		{7, threeClasses, []int{2, 2, 0}, []int{0, 1, 2}},                                 // floor(2.1), floor(2.8)
+		{1, threeClasses, []int{0, 0, 0}, []int{0, 0, 0}},                                 // a 0 reserve gets no slot
+		{10, []Class{{"a", 0.3}, {"b", 0.4}, {"c", 0.3}}, []int{3, 4, 3}, []int{0, 2, 4}}, // adding up to 1
+		{3, []Class{{"a", 0.5}, {"b", 0.5}}, []int{1, 1}, []int{0, 1}},
+		{5, []Class{{"all", 1}}, []int{5}, []int{0}},
 	} {
 		l := newClassed(t, tc.limit, tc.classes)
 		snap := l.Snapshot()
 		require.Len(t, snap.Classes, len(tc.classes))
-		shared := tc.limit
 		for i, c := range snap.Classes {
 			require.Equal(t, tc.classes[i].Name, c.Name)
 			require.Equal(t, tc.want[i], c.Reserved, "%v at %d: %s", tc.classes, tc.limit, c.Name)
-			shared -= c.Reserved
+			require.Equal(t, int64(tc.kept[i]), l.classes.ceilings.hold(i), "%v at %d: %s", tc.classes, tc.limit, c.Name)
 		}
-		require.Equal(t, int64(shared), l.classes.pools[len(l.classes.names)].n.Load(), "the shared pool is the rest")
 	}
 }
 
-// What each class may take: its reserve, the shared pool, and the idle reserves below it,
-// never a higher class's, with the limit a hard total.
+// What each class may take: every slot but the never-lent parts of the reserves above it,
+// and what the classes above it took back by being turned away; never a slot held back from a
+// higher class, with the limit a hard total. Under a limit of 10, critical holds back 2 of its
+// 3 and standard 2 of its 4: standard's ceiling is 8 and sheddable's 6. Each class's first
+// rejection lowers the ceilings below it by one.
 func TestClassTakeOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		holds []string // classes that take every slot they can, in order
 		want  []int    // how many each got
 	}{
-		{"sheddable alone: the shared pool", []string{"sheddable"}, []int{3}},
-		{"standard alone: its reserve and the shared pool", []string{"standard"}, []int{7}},
-		{"critical alone: everything below it too", []string{"critical"}, []int{10}},
-		{"unknown is the lowest class", []string{"nosuch"}, []int{3}},
-		{"empty name is the lowest class", []string{""}, []int{3}},
-		{"sheddable first keeps both reserves", []string{"sheddable", "standard", "critical"}, []int{3, 4, 3}},
-		{"standard first keeps critical's reserve", []string{"standard", "critical", "sheddable"}, []int{7, 3, 0}},
+		{"sheddable alone: all but the never-lent parts", []string{"sheddable"}, []int{6}},
+		{"standard alone: all but critical's", []string{"standard"}, []int{8}},
+		{"critical alone: everything", []string{"critical"}, []int{10}},
+		{"unknown is the lowest class", []string{"nosuch"}, []int{6}},
+		{"empty name is the lowest class", []string{""}, []int{6}},
+		{"sheddable first keeps both never-lent parts", []string{"sheddable", "standard", "critical"}, []int{6, 2, 2}},
+		{"standard first keeps critical's", []string{"standard", "critical", "sheddable"}, []int{8, 2, 0}},
 		{"critical first leaves nothing", []string{"critical", "standard", "sheddable"}, []int{10, 0, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,57 +105,73 @@ func TestClassTakeOrder(t *testing.T) {
 	}
 }
 
-// requireClassesIdle checks that with no call in flight every pool holds its share again.
+// requireClassesIdle checks that with no call in flight no class counts one, and the
+// limiter's count holds no slot but those idle in the Ps' caches.
 func requireClassesIdle(t *testing.T, l *Limiter) {
 	t.Helper()
-	cs := l.classes
-	var total int64
-	for i := range cs.held {
-		require.Zero(t, cs.holds(i), "class %s in flight", cs.names[i])
+	for _, c := range l.Snapshot().Classes {
+		require.Zero(t, c.InFlight, "class %s in flight", c.Name)
 	}
-	require.Zero(t, cs.short.n.Load(), "short pools")
-	for p := range cs.pools {
-		require.Equal(t, cs.shares[p], cs.pools[p].n.Load(), "pool %d", p)
-		total += cs.pools[p].n.Load()
+	var cached int64
+	for i := range l.stripes.all() {
+		cached += l.stripes.at(i).cache
 	}
-	require.Equal(t, int64(l.Limit()), total, "the pools add up to the limit")
+	require.Equal(t, cached, l.slots.taken.Load(), "slots taken beside those idle in caches")
+	require.Zero(t, l.InFlight())
 }
 
-// A slot lent to a higher class goes back to its class as soon as the borrower finishes.
-func TestClassLentSlotComesBack(t *testing.T) {
-	l := newClassed(t, 10, threeClasses)
-	critical := takeAll(t, l, "critical") // 3 of its own, 3 shared, 4 of standard's
-	require.Len(t, critical, 10)
-	_, err := l.AcquireClass("standard")
-	require.ErrorIs(t, err, ErrLimitExceeded)
-	critical[9].Done(nil) // borrowed from standard's reserve
-	_, err = l.AcquireClass("sheddable")
-	require.ErrorIs(t, err, ErrLimitExceeded, "the slot is standard's, not shared")
-	s, err := l.AcquireClass("standard")
-	require.NoError(t, err)
-	critical[0].Done(nil) // critical's own
-	_, err = l.AcquireClass("standard")
-	require.ErrorIs(t, err, ErrLimitExceeded, "standard never takes critical's reserve")
+// A class that is turned away takes back what it lent: the classes below it hold one slot
+// more back for each call turned away, and get no slot until their calls have given enough
+// back. A window in which no class above is turned away lends half of it again.
+func TestClassTurnedAwayTakesBack(t *testing.T) {
+	l, clock := newManual(t, Config{Classes: threeClasses, InitialLimit: 10, MinLimit: 10, MaxLimit: 10, MinWindowSamples: 1})
+	shed := takeAll(t, l, "sheddable") // 6: the lent slots
+	require.Len(t, shed, 6)
+	crit := takeAll(t, l, "critical") // 4: the never-lent parts, at once
+	require.Len(t, crit, 4)
+	require.Equal(t, []int64{0, 3, 5}, classHolds(l), "turned away once: one slot more held back below")
+	shed[0].Done(nil)
+	_, err := l.AcquireClass("sheddable")
+	require.ErrorIs(t, err, ErrLimitExceeded, "9 taken, sheddable's ceiling 5")
 	c, err := l.AcquireClass("critical")
-	require.NoError(t, err)
-	critical[4].Cancel() // shared
-	sh, err := l.AcquireClass("sheddable")
-	require.NoError(t, err)
-
+	require.NoError(t, err, "the slot sheddable gave back")
+	// Critical is turned away 4 times more: sheddable's ceiling falls to 1, standard's to 3.
+	for range 4 {
+		_, err = l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	require.Equal(t, []int64{0, 7, 9}, classHolds(l))
+	for range 20 {
+		_, err = l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	require.Equal(t, []int64{0, 12, 14}, classHolds(l), "at most the limit more: shut")
 	snap := l.Snapshot()
-	require.Equal(t, []ClassSnapshot{
-		{Name: "critical", Reserved: 3, InFlight: 8, Rejected: 1}, // takeAll's last call
-		{Name: "standard", Reserved: 4, InFlight: 1, Rejected: 2},
-		{Name: "sheddable", Reserved: 0, InFlight: 1, Rejected: 1},
-	}, snap.Classes)
-	require.Equal(t, 10, snap.InFlight)
-	require.Equal(t, uint64(4), snap.Rejected)
-	finishAll(critical[1:4])
-	finishAll(critical[5:9])
+	require.Equal(t, []uint64{25, 0, 2}, []uint64{snap.Classes[0].Rejected, snap.Classes[1].Rejected, snap.Classes[2].Rejected})
+
+	// A window with a rejection of critical keeps them shut; one without halves what it took.
+	clock.Advance(time.Second)
+	shed[1].Done(nil)
+	require.Equal(t, []int64{0, 12, 14}, classHolds(l), "critical was turned away in that window")
+	clock.Advance(time.Second)
+	shed[2].Done(nil)
+	require.Equal(t, []int64{0, 2 + 5, 4 + 5}, classHolds(l), "a window without: half lent again")
+	clock.Advance(time.Second)
+	shed[3].Done(nil)
+	require.Equal(t, []int64{0, 2 + 2, 4 + 2}, classHolds(l))
+	finishAll(shed[4:])
+	finishAll(crit)
 	c.Done(nil)
-	s.Done(nil)
-	sh.Done(nil)
 	requireClassesIdle(t, l)
+}
+
+// classHolds returns what each class may not take of the limit now.
+func classHolds(l *Limiter) []int64 {
+	var h []int64
+	for c := range l.classes.names {
+		h = append(h, l.classes.ceilings.hold(c))
+	}
+	return h
 }
 
 // Acquire is the lowest class; AcquireContext and Do use the context's class.
@@ -166,9 +184,9 @@ func TestClassEntryPoints(t *testing.T) {
 	_, ok = ClassFromContext(context.Background())
 	require.False(t, ok)
 
-	plain := acquireN(t, l, 3)
+	plain := acquireN(t, l, 6)
 	_, err := l.Acquire()
-	require.ErrorIs(t, err, ErrLimitExceeded, "Acquire is the lowest class: the shared pool only")
+	require.ErrorIs(t, err, ErrLimitExceeded, "Acquire is the lowest class: its ceiling is 6")
 	_, err = l.AcquireContext(context.Background())
 	require.ErrorIs(t, err, ErrLimitExceeded, "no class in the context: the lowest")
 	_, err = l.AcquireContext(WithClass(context.Background(), "bogus"))
@@ -181,7 +199,7 @@ func TestClassEntryPoints(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, 7, v)
-	require.Equal(t, []int{1, 0, 3}, classInFlight(l))
+	require.Equal(t, []int{1, 0, 6}, classInFlight(l))
 	p.Done(nil)
 	finishAll(plain)
 	requireClassesIdle(t, l)
@@ -257,57 +275,60 @@ func (c *panickyClock) Nanotime() int64 {
 	return 1
 }
 
-// When the limit moves, the reserves follow it; below what calls hold, no call is admitted
-// until they are back under it, and every pool has its share again once its calls finish.
+// When the limit moves, the reserves and their never-lent parts follow it; below what calls
+// hold, no call is admitted until they are back under it.
 func TestClassLimitMoves(t *testing.T) {
 	l := newClassed(t, 10, threeClasses)
-	shed := takeAll(t, l, "sheddable") // 3 shared
-	std := takeAll(t, l, "standard")   // 4 of its own
-	require.Len(t, shed, 3)
+	shed := takeAll(t, l, "sheddable") // 6
+	require.Len(t, shed, 6)
+
+	l.setLimit(20) // reserves 6 and 8, never-lent 3 and 4: sheddable's ceiling 13
+	require.Equal(t, []int{6, 8, 0}, classReserved(l))
+	require.Equal(t, []int64{0, 3, 7}, classHolds(l))
+	more := takeAll(t, l, "sheddable")
+	require.Len(t, more, 7)
+	std := takeAll(t, l, "standard") // up to its ceiling of 17
 	require.Len(t, std, 4)
 
-	l.setLimit(20) // reserves 6 and 8, 6 shared
-	require.Equal(t, []int{6, 8, 0}, classReserved(l))
-	more := takeAll(t, l, "sheddable")
-	require.Len(t, more, 3, "6 shared, 3 held")
-	finishAll(more)
-
-	l.setLimit(5) // reserves 1 and 2, 2 shared: 7 held
+	l.setLimit(5) // reserves 1 and 2, never-lent 1 and 1: 17 held
 	require.Equal(t, []int{1, 2, 0}, classReserved(l))
 	for _, class := range []string{"critical", "standard", "sheddable"} {
 		_, err := l.AcquireClass(class)
-		require.ErrorIs(t, err, ErrLimitExceeded, "%s: 7 held under a limit of 5", class)
+		require.ErrorIs(t, err, ErrLimitExceeded, "%s: 17 held under a limit of 5", class)
 	}
-	finishAll(std[:2]) // 5 held, standard's reserve no longer short
+	finishAll(more)
+	finishAll(std) // 6 held
 	_, err := l.AcquireClass("critical")
-	require.ErrorIs(t, err, ErrLimitExceeded, "5 held under a limit of 5")
-	finishAll(std[2:3]) // 4 held
+	require.ErrorIs(t, err, ErrLimitExceeded, "6 held under a limit of 5")
+	finishAll(shed[:2]) // 4 held
 	crit := takeAll(t, l, "critical")
-	require.Len(t, crit, 1, "back under the limit by one, from its own reserve")
+	require.Len(t, crit, 1, "back under the limit by one")
 	require.Equal(t, 5, l.InFlight())
-	finishAll(shed) // the shared pool is no longer short
-	require.Len(t, takeAll(t, l, "standard"), 3, "its reserve's free slot and the 2 shared, up to the limit")
-	_, err = l.AcquireClass("critical")
-	require.ErrorIs(t, err, ErrLimitExceeded)
+	finishAll(crit)
+	finishAll(shed[2:])
+	requireClassesIdle(t, l)
 }
 
-// A reserve stays its class's when the limit falls below what a lower class holds: only
-// the pool that holds too much waits for its calls.
-func TestClassReserveSurvivesALowerLimit(t *testing.T) {
-	l := newClassed(t, 20, threeClasses) // reserves 6 and 8, 6 shared
+// A reserve's never-lent part is its class's at once, whatever the classes below it hold,
+// also when the limit falls below what they hold: once they are back under it.
+func TestClassNeverLentAtOnce(t *testing.T) {
+	l := newClassed(t, 20, threeClasses)
 	shed := takeAll(t, l, "sheddable")
-	require.Len(t, shed, 6)
-	l.setLimit(10) // reserves 3 and 4, 3 shared: the shared pool is 3 short
-	crit := takeAll(t, l, "critical")
-	require.Len(t, crit, 4, "its reserve and one of standard's, up to the limit")
-	finishAll(shed[:3]) // the shared pool is back to 0 free
-	_, err := l.AcquireClass("sheddable")
-	require.ErrorIs(t, err, ErrLimitExceeded, "standard's free reserve is not sheddable's")
+	require.Len(t, shed, 13)
 	std := takeAll(t, l, "standard")
-	require.Len(t, std, 3)
-	finishAll(std)
-	finishAll(shed[3:])
+	require.Len(t, std, 4, "up to its ceiling: critical's never-lent 3 are left")
+	crit := takeAll(t, l, "critical")
+	require.Len(t, crit, 3, "at once")
 	finishAll(crit)
+	l.setLimit(10)      // never-lent 2 and 2: 17 held
+	finishAll(shed[:9]) // 8 held: sheddable's and standard's ceilings are 6 - 1 and 8 - 1
+	_, err := l.AcquireClass("sheddable")
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	crit = takeAll(t, l, "critical")
+	require.Len(t, crit, 2, "critical's never-lent part, at once")
+	finishAll(crit)
+	finishAll(std)
+	finishAll(shed[9:])
 	requireClassesIdle(t, l)
 }
 
@@ -319,8 +340,8 @@ func classReserved(l *Limiter) []int {
 	return n
 }
 
-// With MaxWait, a freed slot goes to the waiters of the highest class first, from a pool
-// their class may use.
+// With MaxWait, freed slots go to the waiters of the highest class first, each under its
+// class's ceiling.
 func TestClassWaiters(t *testing.T) {
 	l, err := New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10, MaxWait: time.Minute})
 	require.NoError(t, err)
@@ -348,12 +369,16 @@ func TestClassWaiters(t *testing.T) {
 	wait("critical")
 	waitFor(t, func() bool { return l.Snapshot().Waiting == 3 })
 
-	critical[0].Done(nil) // critical's reserve: only a critical waiter may take it
-	require.Equal(t, "critical", <-got)
-	critical[9].Done(nil) // standard's reserve: the sheddable waiter may not take it
-	require.Equal(t, "standard", <-got)
-	critical[5].Done(nil) // shared
-	require.Equal(t, "sheddable", <-got)
+	var order []string
+	for i := 0; len(order) < 3; i++ {
+		critical[i].Done(nil)
+		select {
+		case class := <-got:
+			order = append(order, class)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	require.Equal(t, []string{"critical", "standard", "sheddable"}, order)
 	require.Zero(t, l.Snapshot().Waiting)
 
 	// A waiter that gives up is rejected in its class.
@@ -364,6 +389,7 @@ func TestClassWaiters(t *testing.T) {
 	_, err = short.AcquireContext(WithClass(ctx, "critical"))
 	require.ErrorIs(t, err, ErrLimitExceeded)
 	require.Equal(t, uint64(1), short.Snapshot().Classes[0].Rejected)
+	require.Equal(t, uint64(1), short.Snapshot().Rejected)
 	require.Equal(t, uint64(1), short.Snapshot().WaitAbandoned)
 	p.Done(nil)
 	requireClassesIdle(t, short)
@@ -400,9 +426,9 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestClassDryRunAndDisabled(t *testing.T) {
 	l, err := New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10, DryRun: true})
 	require.NoError(t, err)
-	shed := acquireN(t, l, 5)
-	std := make([]Permit, 0, 8)
-	for range 8 {
+	shed := acquireN(t, l, 7)
+	std := make([]Permit, 0, 6)
+	for range 6 {
 		p, err := l.AcquireClass("standard")
 		require.NoError(t, err)
 		std = append(std, p.Move())
@@ -410,8 +436,9 @@ func TestClassDryRunAndDisabled(t *testing.T) {
 	snap := l.Snapshot()
 	require.True(t, snap.DryRun)
 	require.Equal(t, 13, snap.InFlight)
-	require.Equal(t, uint64(2), snap.Classes[2].Rejected, "3 shared")
-	require.Equal(t, uint64(4), snap.Classes[1].Rejected, "4 of its own")
+	require.Equal(t, []int{0, 6, 7}, classInFlight(l))
+	require.Equal(t, uint64(1), snap.Classes[2].Rejected, "the 7th above its ceiling of 6")
+	require.Equal(t, uint64(5), snap.Classes[1].Rejected, "the 9th to 13th above its ceiling of 8")
 	require.Equal(t, uint64(6), snap.Rejected)
 	finishAll(shed)
 	finishAll(std)
@@ -532,6 +559,12 @@ func TestClassNoAllocations(t *testing.T) {
 		_, err = full.AcquireClass("critical")
 		require.NoError(t, err)
 		require.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = full.AcquireClass("critical") }), "reject")
+		require.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = full.AcquireClass("sheddable") }), "reject the lowest")
+		require.Zero(t, testing.AllocsPerRun(1000, func() {
+			if s := l.Snapshot(); len(s.Classes) != 3 || s.Classes[2].Name != "sheddable" {
+				panic("a snapshot without its classes")
+			}
+		}), "snapshot")
 	}
 	l, clock := newManual(t, Config{Classes: threeClasses, MinWindowSamples: 1, Window: time.Millisecond})
 	require.Zero(t, testing.AllocsPerRun(1000, func() {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/resilience4cata/adaptivelimit/internal/names"
 )
 
 // Algorithm selects how a limiter moves its limit after each window.
@@ -99,8 +101,9 @@ type Config struct {
 	WaitOrder WaitOrder
 
 	// Classes are the priority classes of the calls, highest first (see Class): under
-	// overload the limiter sheds the lowest class first, and each class keeps the share of
-	// the limit it reserves. Default none: every call is equal. At most ClassesCeiling.
+	// overload the limiter sheds the lowest class first, each class has the never-lent part
+	// of its reserve at once, and what it lends comes back when it is turned away. Default
+	// none: every call is equal. At most ClassesCeiling.
 	Classes []Class
 
 	// DropOn reports whether a call's error means the dependency is overloaded: the call is
@@ -220,6 +223,9 @@ func (c Config) withDefaults() Config {
 // is: a zero is invalid, not unset, where 0 is out of range.
 func (c Config) validate() error {
 	v := validator{instance: c.Name}
+	if !names.Name(c.Name) {
+		v.fail("name", c.Name, names.NameRule, ErrInvalidTuning)
+	}
 	if c.Algorithm != Gradient2 && c.Algorithm != AIMD && c.Algorithm != Vegas && c.Algorithm != LossDelay {
 		v.fail("algorithm", c.Algorithm, "must be gradient2, aimd, vegas or lossdelay", ErrInvalidTuning)
 	}

@@ -13,9 +13,10 @@
 // [Limiter.AcquireContext] and [Do] wait for a slot instead, for at most that long, and a
 // freed slot goes to a waiting caller before a new one.
 //
-// With [Config.Classes], calls have priorities: each class keeps a share of the limit for
-// itself, takes idle slots of the classes below it, and never those of the classes above, so
-// that under overload the lowest class is shed first ([Limiter.AcquireClass], [WithClass]).
+// With [Config.Classes], calls have priorities: every class takes its slot from the one
+// limit, under a ceiling that holds back part of the reserves above it and falls while a
+// class above is turned away, so that under overload the lowest class is shed first
+// ([Limiter.AcquireClass], [WithClass], [Class]).
 //
 // Use it where the dependency's capacity is unknown or changes: it is shared, it autoscales,
 // its load depends on other clients. Where the right number is known (a pool of 10

@@ -8,7 +8,9 @@ import (
 	"github.com/resilience4cata/adaptivelimit"
 )
 
-// Under a full limit the lowest class is shed, while the critical class keeps its reserve.
+// Under a full limit the lowest class is shed, while the critical class keeps the never-lent
+// part of its reserve: 2 of its 3 slots (the other one is lent while critical is not turned
+// away).
 func ExampleLimiter_AcquireClass() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
 		Name: "api", InitialLimit: 10, MinLimit: 10, MaxLimit: 10,
@@ -38,9 +40,9 @@ func ExampleLimiter_AcquireClass() {
 		Classes: []adaptivelimit.Class{{Name: "critical", Reserve: 0.6}, {Name: "standard", Reserve: 0.5}}})
 	fmt.Println(err, errors.Is(err, adaptivelimit.ErrInvalidTuning))
 	// Output:
-	// sheddable calls admitted: 7
+	// sheddable calls admitted: 8
 	// critical call: <nil>
 	// critical: reserved 3, in flight 0, rejected 0
-	// sheddable: reserved 0, in flight 7, rejected 1
+	// sheddable: reserved 0, in flight 8, rejected 1
 	// R4C-REG-001: adaptive limit "api": classes = critical:0.6,standard:0.5: the reserves add up to 1.1: at most 1 true
 }

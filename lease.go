@@ -6,7 +6,8 @@ import (
 	"sync/atomic"
 )
 
-// The slot path under leases (more than one P when New ran). This is its one description.
+// The slot path under leases (more than one P when New ran), of every call, classed or not.
+// This is its one description.
 //
 // The shared count (slots.taken) is the slots that calls hold plus those idle in the Ps'
 // caches (stripe.cache). It is raised only by a compare-and-swap that keeps it within the
@@ -34,6 +35,14 @@ import (
 //   - The closing window clears leaseOn and empties the caches, so that calls made one at a
 //     time, by one goroutine on whatever P, never contend and use the exact shared count.
 //
+// A call of a priority class (classes.go) takes its slot by the same steps, with the limit
+// less what its class's ceiling holds back (class_ceiling.go) in place of the limit: a compare
+// more, on a line that changes only as the limit moves or a class is turned away. The count
+// is the classless calls' one, so at most limit calls of all classes together hold a slot,
+// whatever the ceilings read; a ceiling only decides which calls get the slots. A classed call
+// also counts itself by class on its P's line (class_counts.go), after it took its slot and
+// before it frees it. A dry run's classed calls take no lease: they add to the count.
+//
 // Each call reports the calls in flight with it, itself included. Where the lease word, read
 // before the count, says that no cache may hold an idle slot, that is the count (a slot that
 // a call is putting in its cache is counted for that call until the flag is set after it).
@@ -52,20 +61,21 @@ func (l *Limiter) setLimit(limit int64) {
 	if l.mode == classed {
 		l.classes.setLimit(limit)
 	}
-	if l.mode == leasing {
+	if l.leases {
 		shift := bits.Len(uint(l.stripes.mask)) + 2
 		l.slots.cacheCap.Store(min(max(limit>>shift, 1), maxCached))
 	}
 	l.slots.limit.Store(limit)
 }
 
-// take takes a slot, and returns the calls in flight with it, or 0 where calls hold every
-// slot; counted, where the call was counted in its stripe's acquired; and freed, where it
-// gave idle slots back to the shared count, which go to waiters first.
-func (l *Limiter) take() (n int64, counted, freed bool) {
+// take takes a slot of the limit less hold (0, or what a class's ceiling holds back), and
+// returns the calls in flight with it, or 0 where calls hold every such slot; counted, where
+// the call was counted in its stripe's acquired; and freed, where it gave idle slots back to
+// the shared count, which go to waiters first.
+func (l *Limiter) take(hold int64) (n int64, counted, freed bool) {
 	sl := &l.slots
-	if l.mode != leasing {
-		n, ok := sl.tryAcquire()
+	if !l.leases {
+		n, ok := sl.tryAcquire(hold)
 		if !ok {
 			n = 0
 		}
@@ -75,10 +85,10 @@ func (l *Limiter) take() (n int64, counted, freed bool) {
 		// The P's cache where the caches may hold idle slots, else the shared count, which
 		// refuses every call while they may. Acquire writes this step out: see there.
 		if w := sl.lease.Load(); w&cachedFlag != 0 {
-			if n := l.takeLeased(w); n != 0 {
+			if n := l.takeLeased(w, hold); n != 0 {
 				return n, true, freed
 			}
-		} else if n := sl.takeShared(); n != 0 {
+		} else if n := sl.takeShared(hold); n != 0 {
 			return n, false, freed
 		}
 		if k, looked := l.reclaim(); looked {
@@ -86,7 +96,7 @@ func (l *Limiter) take() (n int64, counted, freed bool) {
 			continue
 		}
 		switch w := sl.lease.Load(); {
-		case w <= leaseOn && sl.taken.Load() >= sl.limit.Load(): // read after the word: see allHeld
+		case w <= leaseOn && sl.taken.Load() >= sl.limit.Load()-hold: // read after the word: see allHeld
 			return 0, false, freed
 		case w >= sweeping:
 			runtime.Gosched() // another P gives the idle slots back: they are on their way
@@ -94,14 +104,14 @@ func (l *Limiter) take() (n int64, counted, freed bool) {
 	}
 }
 
-// takeShared takes a slot from the shared count where no cache may hold an idle one, and
-// returns the slots taken with it, which are then the calls in flight; or 0, where a cache
-// may hold one or every slot is taken. A compare-and-swap that another P's take made fail
-// turns leases on.
-func (s *slots) takeShared() int64 {
+// takeShared takes a slot of the limit less hold from the shared count where no cache may
+// hold an idle one, and returns the slots taken with it, which are then the calls in flight;
+// or 0, where a cache may hold one or every such slot is taken. A compare-and-swap that
+// another P's take made fail turns leases on.
+func (s *slots) takeShared(hold int64) int64 {
 	for {
 		w, n := s.lease.Load(), s.taken.Load()
-		if w > leaseOn || n >= s.limit.Load() {
+		if w > leaseOn || n >= s.limit.Load()-hold {
 			return 0
 		}
 		if s.taken.CompareAndSwap(n, n+1) {
@@ -115,18 +125,20 @@ func (s *slots) takeShared() int64 {
 
 // takeLeased takes a slot from the cache of the calling goroutine's P, or else from the
 // shared count, counting the call in the P's stripe, and returns the calls in flight with
-// it, or 0 where every slot is taken. w is the lease word, read before.
-func (l *Limiter) takeLeased(w int64) (n int64) {
+// it, or 0 where every slot of the limit less hold is taken. w is the lease word, read
+// before. A cached slot is taken only while the count, which holds it, is within the limit
+// less hold: so is then the count of the calls that hold a slot.
+func (l *Limiter) takeLeased(w, hold int64) (n int64) {
 	sl := &l.slots
 	s, own := l.stripes.pin()
-	g, limit := sl.taken.Load(), sl.limit.Load()
+	g, limit := sl.taken.Load(), sl.limit.Load()-hold
 	if c := atomic.LoadInt64(&s.cache); c > 0 && g <= limit && atomic.CompareAndSwapInt64(&s.cache, c, c-1) {
 		bump(&s.acquired, 1) // only a P that owns its stripe caches
 		n = l.inFlight(s, w, g-c+1)
 	} else {
-		for ; g < limit; g, limit = sl.taken.Load(), sl.limit.Load() {
+		for ; g < limit; g, limit = sl.taken.Load(), sl.limit.Load()-hold {
 			if sl.taken.CompareAndSwap(g, g+1) {
-				s.add(&s.acquired, 1, own)
+				add(&s.acquired, 1, own)
 				n = l.inFlight(s, w, g+1-atomic.LoadInt64(&s.cache))
 				break
 			}
@@ -180,7 +192,7 @@ func (l *Limiter) release(s *stripe, own, counted bool) (held bool) {
 // frees its slot in the shared count alone, as with one P: it was not counted under leases,
 // and leases are off or the P keeps no cache.
 func (l *Limiter) releasesShared(own, counted bool) bool {
-	return l.mode != leasing || !counted && (!own || l.slots.lease.Load()&leaseOn == 0)
+	return !l.leases || !counted && (!own || l.slots.lease.Load()&leaseOn == 0)
 }
 
 // releaseLeased is release under leases: to the P's cache where leases are on and keep says
@@ -189,13 +201,13 @@ func (l *Limiter) releaseLeased(s *stripe, own, counted bool) (held bool) {
 	if counted {
 		// Counted before the slot is freed, and after it was taken: the calls in flight
 		// that the stripes add up to may be too few for a moment, never too many.
-		s.add(&s.released, 1, own)
+		add(&s.released, 1, own)
 	}
 	if own && l.slots.lease.Load()&leaseOn != 0 && l.keep(s) || l.slots.release() {
 		return true
 	}
 	if counted {
-		s.add(&s.released, ^uint64(0), own)
+		add(&s.released, ^uint64(0), own)
 	}
 	return false
 }
@@ -284,9 +296,8 @@ func (ss *stripes) held() int64 {
 	return int64(acquired - released)
 }
 
-// add adds d to one of the counters of s, a stripe of the calling P, with a plain add where
-// the P owns it.
-func (s *stripe) add(counter *uint64, d uint64, own bool) {
+// add adds d to a counter of a stripe of the calling P, with a plain add where the P owns it.
+func add(counter *uint64, d uint64, own bool) {
 	if own {
 		bump(counter, d)
 	} else {

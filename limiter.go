@@ -26,6 +26,7 @@ type Limiter struct {
 	stripes     stripes
 	src         source
 	mode        mode      // Disabled and DryRun, in one compare for Acquire
+	leases      bool      // calls of mode leasing, or classed and enforcing, use per-P caches of slots (lease.go)
 	classes     *classSet // with Config.Classes (classes.go)
 	rejection   *LimitExceededError
 	windowUnits int64
@@ -74,10 +75,11 @@ func New(c Config) (*Limiter, error) {
 		l.mode = disabled
 	case len(c.Classes) > 0:
 		l.mode, l.classes = classed, newClassSet(c.Classes, c.DryRun, len(l.stripes.s))
+		l.leases = !c.DryRun && runtime.GOMAXPROCS(0) > 1
 	case c.DryRun:
 		l.mode = dryRun
 	case runtime.GOMAXPROCS(0) > 1:
-		l.mode = leasing
+		l.mode, l.leases = leasing, true
 	}
 	l.windowUnits = l.src.units(c.Window)
 	l.setLimit(int64(c.InitialLimit))
@@ -94,7 +96,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 		panicUnusable()
 	}
 	// The zero Limiter's limit is 0, so it takes this branch, and reject panics.
-	if l.slots.allHeld() && l.enforced() {
+	if l.slots.allHeld(0) && l.enforced() {
 		return l.reject() // three loads, two compares and the count
 	}
 	var n int64
@@ -102,7 +104,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 	switch l.mode {
 	case enforcing:
 		var ok bool
-		if n, ok = l.slots.tryAcquire(); !ok {
+		if n, ok = l.slots.tryAcquire(0); !ok {
 			return l.reject()
 		}
 	case leasing:
@@ -110,13 +112,13 @@ func (l *Limiter) Acquire() (Permit, error) {
 		// take: asking the shared count here and again in take made two goroutines' admitted
 		// call at GOMAXPROCS 2 12-16% slower (bench/README.md).
 		if w := l.slots.lease.Load(); w&cachedFlag != 0 {
-			n, counted = l.takeLeased(w), true
+			n, counted = l.takeLeased(w, 0), true
 		} else {
-			n = l.slots.takeShared()
+			n = l.slots.takeShared(0)
 		}
 		if n == 0 {
 			var freed bool
-			if n, counted, freed = l.take(); freed {
+			if n, counted, freed = l.take(0); freed {
 				l.passOn()
 			}
 			if n == 0 {
@@ -274,7 +276,7 @@ func (l *Limiter) done(p ticket, err error, drop uint64) {
 // cancel frees p's slot without a sample.
 func (l *Limiter) cancel(p ticket) {
 	if l.mode == classed {
-		l.freeClass(p.inFlight)
+		l.freeClass(p)
 	} else {
 		l.free(p.counted)
 	}
@@ -305,11 +307,8 @@ func (l *Limiter) Limit() int {
 // it may count fewer, never more.
 func (l *Limiter) InFlight() int {
 	l.checkUsable()
-	if l.mode == leasing && l.slots.lease.Load() > leaseOn {
+	if l.leases && l.slots.lease.Load() > leaseOn {
 		return int(max(l.stripes.held(), 0)) // a cache may hold idle slots: see lease.go
-	}
-	if l.mode == classed {
-		return int(l.classes.inFlight())
 	}
 	return int(l.slots.taken.Load())
 }

@@ -46,7 +46,7 @@ func (p *Permit) Finish(o Outcome) {
 		q.l.noteDrop(q.start)
 		q.l.done(q, nil, 1)
 	} else if q.l.mode == classed {
-		q.l.ignoreClass(q.inFlight)
+		q.l.ignoreClass(q)
 	} else {
 		q.l.ignore(q.counted)
 	}

@@ -22,13 +22,14 @@ const (
 	sweeping   = 4 // a P gives every cache's idle slots back to the count (reclaim)
 )
 
-// allHeld reports whether calls hold every slot: every slot is taken, no P's cache may hold
-// an idle one, and none is on its way back to the shared count, so that a call is rejected
-// with three loads and two compares. The lease word is read first: a P that empties the
-// caches gives their slots back to the count before it says it is done.
-func (s *slots) allHeld() bool {
+// allHeld reports whether calls hold every slot of the limit less hold: every such slot is
+// taken, no P's cache may hold an idle one, and none is on its way back to the shared count,
+// so that a call is rejected with three loads and two compares. The lease word is read first:
+// a P that empties the caches gives their slots back to the count before it says it is done.
+// hold is 0 but for a class's call: what its ceiling holds back (class_ceiling.go).
+func (s *slots) allHeld(hold int64) bool {
 	w := s.lease.Load()
-	return s.taken.Load() >= s.limit.Load() && w <= leaseOn
+	return s.taken.Load() >= s.limit.Load()-hold && w <= leaseOn
 }
 
 // markCached records that a P may hold idle slots. It is called after the slots are put in
@@ -40,12 +41,12 @@ func (s *slots) markCached() {
 	}
 }
 
-// tryAcquire takes a slot if fewer than the limit are taken and returns the slots taken with
-// it, for a limiter without leases: then the slots taken are the calls in flight.
-func (s *slots) tryAcquire() (inFlight int64, ok bool) {
+// tryAcquire takes a slot if fewer than the limit less hold are taken and returns the slots
+// taken with it, for a limiter without leases: then the slots taken are the calls in flight.
+func (s *slots) tryAcquire(hold int64) (inFlight int64, ok bool) {
 	for {
 		n := s.taken.Load()
-		if n >= s.limit.Load() {
+		if n >= s.limit.Load()-hold {
 			return n, false
 		}
 		if s.taken.CompareAndSwap(n, n+1) {

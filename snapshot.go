@@ -25,7 +25,7 @@ type Snapshot struct {
 	Name      string
 	Algorithm Algorithm
 	Limit     int // how many calls may run at once
-	InFlight  int // how many hold a slot
+	InFlight  int // how many hold a slot; with classes, the classes' InFlight added up
 	MinLimit  int
 	MaxLimit  int
 	Disabled  bool
@@ -47,7 +47,13 @@ type Snapshot struct {
 	Ignored   uint64 // calls finished with an error that DropOn ignores, or Finish(Ignore): no sample
 	Cancelled uint64 // permits cancelled: no sample
 
-	Classes []ClassSnapshot // each priority class of Config.Classes, in its order; nil without classes
+	// Each priority class of Config.Classes, in its order; nil without classes. The classes'
+	// InFlight are read together, in two passes over the Ps' counts: each is at most its
+	// class's calls holding a slot at one moment between the passes, the same for every
+	// class, and exact when no call starts or finishes beside the snapshot. So they add up
+	// to no more than the calls holding a slot then: no more than the limit, but just after
+	// the limit fell, when the calls admitted under the higher one may still hold their slots.
+	Classes []ClassSnapshot
 	// Calls of a classed limiter that named a class it does not have, through AcquireClass or
 	// a context's class (WithClass); they went to the lowest class. "" names no class and is
 	// not counted. 0 without classes.
@@ -68,10 +74,27 @@ func (s Snapshot) Decisions(c Cause) (kept, up, down uint64) {
 }
 
 // Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
-// calls, for metrics.
+// calls, for metrics. It allocates nothing where the snapshot does not outlive its caller's
+// frame: the classes are in an array there.
 func (l *Limiter) Snapshot() Snapshot {
+	var b snapshotBuffer
+	b.s.Classes = l.snapshot(&b)
+	return b.s
+}
+
+// snapshotBuffer is a snapshot and room for its classes, in Snapshot's frame, or its
+// caller's where it is inlined.
+type snapshotBuffer struct {
+	s       Snapshot
+	classes [ClassesCeiling]ClassSnapshot
+}
+
+// snapshot is Snapshot: it writes the limiter's state to b, and returns the classes it wrote
+// there, nil without classes.
+func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
 	l.checkUsable()
-	s := Snapshot{
+	s, classes := &b.s, &b.classes
+	*s = Snapshot{
 		Name:      l.cfg.Name,
 		Algorithm: l.cfg.Algorithm,
 		Limit:     l.Limit(),
@@ -92,11 +115,16 @@ func (l *Limiter) Snapshot() Snapshot {
 	s.Successes = l.published.successes.report(t.samples - min(t.drops, t.samples))
 	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load(&s.decisions)
 	s.WindowLatency = s.Last.MeanLatency
-	if l.mode == classed {
-		s.Classes = l.classes.snapshots()
-		s.UnknownClass = l.classes.unknowns()
+	if l.mode != classed {
+		return nil
 	}
-	return s
+	cs := classes[:l.classes.snapshots(classes)]
+	s.InFlight = 0
+	for _, c := range cs {
+		s.InFlight += c.InFlight
+	}
+	s.UnknownClass = l.classes.unknowns()
+	return cs
 }
 
 // published holds what the window closer publishes, for readers that take no lock: a

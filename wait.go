@@ -82,7 +82,7 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	}
 	if l.wait.count.Load() == 0 {
 		// Nobody waits: take a free slot as Acquire does. With waiters, queue behind them.
-		n, counted, freed := l.take()
+		n, counted, freed := l.take(0)
 		if freed {
 			l.passOn()
 		}
@@ -97,7 +97,7 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 // flight, itself included, counted as take says: its latency runs from now.
 func (l *Limiter) started(n int64, counted bool) Permit {
 	if l.mode == classed {
-		return l.startedClass(n)
+		return l.startedClass(n, counted)
 	}
 	p := ticket{l: l, start: untimed, inFlight: n, counted: counted}
 	if l.timed() {
@@ -195,7 +195,7 @@ func (l *Limiter) serve() {
 	}
 	q := &l.wait
 	for q.head != nil {
-		n, counted, _ := l.take() // slots it gave back to the shared count are this loop's to serve
+		n, counted, _ := l.take(0) // slots it gave back to the shared count are this loop's to serve
 		if n == 0 {
 			return
 		}
@@ -233,7 +233,7 @@ func (l *Limiter) unqueue(w *waiter) {
 		l.wait.remove(w)
 		return
 	}
-	l.classes.queues[w.inFlight>>classShift].remove(w)
+	l.classes.queues[classOf(w.inFlight)].remove(w)
 	l.wait.count.Add(-1)
 }
 

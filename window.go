@@ -66,8 +66,11 @@ func (l *Limiter) closeWindow(now int64) {
 	if d.LimitAfter > d.LimitBefore {
 		l.passOn() // the new slots go to waiters first
 	}
+	if l.mode == classed {
+		l.classes.windowClosed()
+	}
 	l.window.id.Store(id + 1)
-	if l.mode == leasing {
+	if l.leases {
 		l.stripes.recount()
 		l.endLeases()
 	}

@@ -49,6 +49,11 @@ func BenchmarkOverload(b *testing.B) {
 }
 
 func overload(b *testing.B, attempt func() bool) {
+	overloadRound(b, func(int) bool { return attempt() })
+}
+
+// overloadRound is overload with attempt given the caller's count of its attempts so far.
+func overloadRound(b *testing.B, attempt func(i int) bool) {
 	var admitted, total atomic.Int64
 	b.SetParallelism(overloadCallers)
 	b.ReportAllocs()
@@ -56,10 +61,10 @@ func overload(b *testing.B, attempt func() bool) {
 	b.RunParallel(func(pb *testing.PB) {
 		var n, all int64
 		for pb.Next() {
-			all++
-			if attempt() {
+			if attempt(int(all)) {
 				n++
 			}
+			all++
 		}
 		admitted.Add(n)
 		total.Add(all)

@@ -7,10 +7,10 @@ import (
 	"connectrpc.com/connect"
 )
 
-// WithBypass makes the interceptor pass the calls that f reports true for straight through,
-// neither limited nor measured. It replaces DefaultBypass, which a bypass that should keep
-// health checks out of the limit can call; nil bypasses nothing. f is called first, with
-// nothing held.
+// WithBypass makes the interceptor, a handler's and a client's, pass the calls that f
+// reports true for straight through, neither limited nor measured. It replaces
+// DefaultBypass, which f can call to keep health checks out of the limit too. f is called
+// first, with nothing held. NewInterceptor panics if f is nil.
 func WithBypass(f func(ctx context.Context, spec connect.Spec) bool) Option {
 	return func(o *options) { o.bypass = f }
 }
@@ -21,9 +21,4 @@ func WithBypass(f func(ctx context.Context, spec connect.Spec) bool) Option {
 // out of rotation, and its latency says nothing about the service's.
 func DefaultBypass(_ context.Context, spec connect.Spec) bool {
 	return strings.HasPrefix(spec.Procedure, "/grpc.health.v1.Health/")
-}
-
-// bypassed reports whether a call goes around the limiter.
-func (c *classOptions) bypassed(ctx context.Context, spec connect.Spec) bool {
-	return c.bypass != nil && c.bypass(ctx, spec)
 }

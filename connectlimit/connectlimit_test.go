@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"net/http"
 	"testing"
 	"time"
 
@@ -17,7 +19,7 @@ import (
 	"github.com/resilience4cata/adaptivelimit/limittest"
 )
 
-func TestDefaultClassifier(t *testing.T) {
+func TestDefaultOutcome(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		want adaptivelimit.Outcome
@@ -34,14 +36,18 @@ func TestDefaultClassifier(t *testing.T) {
 		{connect.NewError(connect.CodeInternal, nil), adaptivelimit.Ignore},
 		{errors.New("plain"), adaptivelimit.Ignore},
 	} {
-		require.Equal(t, tc.want, connectlimit.DefaultClassifier(tc.err), "%v", tc.err)
+		require.Equal(t, tc.want, connectlimit.DefaultOutcome(tc.err), "%v", tc.err)
 	}
 }
 
 func TestOptionsPanic(t *testing.T) {
 	l, _ := limittest.Fixed(t, "options", 1)
 	require.PanicsWithValue(t, "connectlimit: nil limiter", func() { connectlimit.NewInterceptor(nil) })
-	require.PanicsWithValue(t, "connectlimit: nil classifier", func() { connectlimit.NewInterceptor(l, connectlimit.WithClassifier(nil)) })
+	require.PanicsWithValue(t, "connectlimit: WithOutcome(nil)", func() { connectlimit.NewInterceptor(l, connectlimit.WithOutcome(nil)) })
+	require.PanicsWithValue(t, "connectlimit: WithBypass(nil)", func() { connectlimit.NewInterceptor(l, connectlimit.WithBypass(nil)) })
+	require.PanicsWithValue(t, "connectlimit: WithClassFrom(nil)", func() {
+		connectlimit.NewInterceptor(l, connectlimit.WithClassFrom((func(context.Context, connect.Spec, http.Header) string)(nil)))
+	})
 	require.PanicsWithValue(t, "connectlimit: rejection code 0 is not a connect error code", func() {
 		connectlimit.NewInterceptor(l, connectlimit.WithRejectionCode(0))
 	})
@@ -104,6 +110,7 @@ func TestHandlerRejection(t *testing.T) {
 		{"default", nil, connect.CodeResourceExhausted, "1"},
 		{"options", []connectlimit.Option{connectlimit.WithRejectionCode(connect.CodeUnavailable), connectlimit.WithRetryAfter(2500 * time.Millisecond)}, connect.CodeUnavailable, "3"},
 		{"no Retry-After", []connectlimit.Option{connectlimit.WithRetryAfter(0)}, connect.CodeResourceExhausted, ""},
+		{"Retry-After clamped", []connectlimit.Option{connectlimit.WithRetryAfter(math.MaxInt64)}, connect.CodeResourceExhausted, "2147483647"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := limittest.Fixed(t, "rejection", 1)
@@ -387,7 +394,7 @@ func TestClientStreamContextEndContainsPanic(t *testing.T) {
 		return ctx.Err()
 	}}
 	url, hc := serve(t, svc)
-	classifier := connectlimit.WithClassifier(func(error) adaptivelimit.Outcome { panic("classifier") })
+	classifier := connectlimit.WithOutcome(func(error) adaptivelimit.Outcome { panic("classifier") })
 	c := newClients(url, hc, connect.WithInterceptors(connectlimit.NewInterceptor(l, classifier)))
 	deadline := limittest.NewDeadlineContext()
 	s, err := c.list.CallServerStream(deadline, connect.NewRequest(wrapperspb.String("")))

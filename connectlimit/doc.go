@@ -6,20 +6,23 @@
 // with connect.CodeResourceExhausted (see WithRejectionCode) and a Retry-After in the error's
 // metadata (see WithRetryAfter), without calling the handler. In a client (as a
 // ClientOption), such a call fails at once, without being sent, with a *connect.Error of
-// the same code that matches adaptivelimit.ErrLimitExceeded.
+// the same code that matches adaptivelimit.ErrLimitExceeded. With a limiter that has a
+// MaxWait, both wait for a slot first, no longer than the call's context lasts.
 //
-// Each admitted call ends with an [adaptivelimit.Outcome] that the classifier
-// (DefaultClassifier, see WithClassifier) decides from its error's code, as grpclimit
-// does. A stream holds its slot until it ends: the handler returns, or, in a client, the
-// response ends, CloseResponse is called or the call's context is done.
+// Each admitted call ends with an [adaptivelimit.Outcome] that [DefaultOutcome] (see
+// [WithOutcome]) decides from its error's code, as grpclimit's does; [DropOn] counts the same
+// drops for the core's Config.DropOn. A stream holds its slot until it ends: the handler
+// returns, or, in a client, the response ends, CloseResponse is called or the call's context
+// is done.
 //
 // With a classed limiter (adaptivelimit.Config.Classes), a handler takes each call's slot
-// for the class that WithClassFrom names, for instance from the X-Criticality header that
-// HeaderClass reads, and a client for its context's class (adaptivelimit.WithClass), which
-// it sends in that header (see WithClassHeader). Calls that WithBypass matches, the gRPC
-// health service's by default, are neither limited nor measured.
+// for the class that [WithClassFrom] names, for instance from the x-criticality header that
+// [HeaderClass] reads, and a client for its context's class (adaptivelimit.WithClass), which
+// it sends in that header (see [WithClassHeader]). Calls that [WithBypass] matches, the gRPC
+// health service's by default ([DefaultBypass]), are neither limited nor measured. The
+// vocabulary, which httplimit and grpclimit share, is in docs/integrations.md.
 //
 // connect handlers are http.Handlers, so httplimit's Middleware sheds for them too; but
-// connect clients read its 503 as CodeUnavailable, and only this package classifies a
+// connect clients read its 503 as CodeUnavailable, and only this package judges a
 // call by its connect code.
 package connectlimit

@@ -47,3 +47,45 @@ func Example() {
 	// hello, ada <nil>
 	// resource_exhausted Retry-After: 1
 }
+
+// A client's interceptor sends the class of each call's context in the x-criticality header,
+// and takes its own slot for it; the handler's HeaderClass reads it. The gRPC health service
+// takes no slot on either side (DefaultBypass).
+func ExampleHeaderClass() {
+	classes := []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "sheddable"}}
+	server, _ := adaptivelimit.New(adaptivelimit.Config{Name: "greeter", InitialLimit: 2, MinLimit: 2, MaxLimit: 2, Classes: classes})
+	handler := connect.WithInterceptors(connectlimit.NewInterceptor(server,
+		connectlimit.WithClassFrom(connectlimit.HeaderClass(connectlimit.DefaultClassHeader, map[string]string{"critical": "critical"}))))
+	answer := func(ctx context.Context, r *connect.Request[wrapperspb.StringValue]) (*connect.Response[wrapperspb.StringValue], error) {
+		class, _ := adaptivelimit.ClassFromContext(ctx)
+		return connect.NewResponse(wrapperspb.String(fmt.Sprintf("%s as %q", r.Spec().Procedure, class))), nil
+	}
+	const greet, check = "/greet.v1.Greeter/Greet", "/grpc.health.v1.Health/Check"
+	mux := http.NewServeMux()
+	mux.Handle(greet, connect.NewUnaryHandler(greet, answer, handler))
+	mux.Handle(check, connect.NewUnaryHandler(check, answer, handler))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	client, _ := adaptivelimit.New(adaptivelimit.Config{Name: "greeter-client", Classes: classes})
+	limited := connect.WithInterceptors(connectlimit.NewInterceptor(client))
+	shared, _ := server.Acquire() // a sheddable call holds the handler's shared slot
+	defer shared.Done(nil)
+	for _, class := range []string{"critical", "sheddable"} {
+		ctx := adaptivelimit.WithClass(context.Background(), class)
+		for _, procedure := range []string{greet, check} {
+			c := connect.NewClient[wrapperspb.StringValue, wrapperspb.StringValue](srv.Client(), srv.URL+procedure, limited)
+			resp, err := c.CallUnary(ctx, connect.NewRequest(wrapperspb.String("ada")))
+			if err != nil {
+				fmt.Println(class+":", connect.CodeOf(err))
+				continue
+			}
+			fmt.Println(class+":", resp.Msg.GetValue())
+		}
+	}
+	// Output:
+	// critical: /greet.v1.Greeter/Greet as "critical"
+	// critical: /grpc.health.v1.Health/Check as ""
+	// sheddable: resource_exhausted
+	// sheddable: /grpc.health.v1.Health/Check as ""
+}

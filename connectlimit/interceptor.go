@@ -2,6 +2,7 @@ package connectlimit
 
 import (
 	"context"
+	"errors"
 
 	"connectrpc.com/connect"
 
@@ -10,14 +11,12 @@ import (
 
 // NewInterceptor returns an interceptor that runs each call inside l: as a handler's
 // interceptor, the calls it serves; as a client's, the calls it sends. A call that finds the
-// limit full is rejected without calling the handler or sending it. A unary call's latency
-// is the handler's or the round trip's; a stream's runs until it ends. It panics if l is nil
-// or an option is invalid.
+// limit full is rejected without calling the handler or sending it: at once, or, where l
+// has a MaxWait, after waiting that long at most, and no longer than the call's context
+// lasts. A unary call's latency is the handler's or the round trip's; a stream's runs until
+// it ends. It panics if l is nil or an option is invalid.
 func NewInterceptor(l *adaptivelimit.Limiter, opts ...Option) connect.Interceptor {
-	if l == nil {
-		panic("connectlimit: nil limiter")
-	}
-	o := newOptions(opts)
+	o := newOptions(l, opts)
 	return &interceptor{l: l, o: o, retryAfter: retryAfterSeconds(o.retryAfter)}
 }
 
@@ -30,15 +29,14 @@ type interceptor struct {
 func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		spec := req.Spec()
-		if i.o.bypassed(ctx, spec) {
+		if i.o.bypass(ctx, spec) {
 			return next(ctx, req)
 		}
 		var p adaptivelimit.Permit
 		var err error
 		if spec.IsClient {
 			var class string
-			var send bool
-			if class, send, p, err = i.acquireClient(ctx); err == nil && send {
+			if class, p, err = i.acquireClient(ctx); class != "" {
 				req.Header().Set(i.o.header, class)
 			}
 		} else {
@@ -47,16 +45,16 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		if err != nil {
 			return nil, i.rejected(err, spec.IsClient)
 		}
-		defer p.Cancel() // next or the classifier panicked: Finish has not cleared p
+		defer p.Cancel() // next or the outcome function panicked: Finish has not cleared p
 		resp, err := next(ctx, req)
-		p.Finish(i.o.classify(err))
+		p.Finish(i.o.outcome(err))
 		return resp, err
 	}
 }
 
 func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
 	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		if i.o.bypassed(ctx, conn.Spec()) {
+		if i.o.bypass(ctx, conn.Spec()) {
 			return next(ctx, conn)
 		}
 		ctx, p, err := i.acquireHandler(ctx, conn.Spec(), conn.RequestHeader())
@@ -65,14 +63,19 @@ func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		}
 		defer p.Cancel()
 		err = next(ctx, conn)
-		p.Finish(i.o.classify(err))
+		p.Finish(i.o.outcome(err))
 		return err
 	}
 }
 
 // rejected returns the error of a call that the limiter rejected with err: a
 // *connect.Error of the rejection code that unwraps to err, with Retry-After in a handler's.
+// A call whose context was done before it asked for a slot was not rejected: it gets its
+// context's code.
 func (i *interceptor) rejected(err error, client bool) *connect.Error {
+	if !errors.Is(err, adaptivelimit.ErrLimitExceeded) {
+		return connect.NewError(code(err), err)
+	}
 	e := connect.NewError(i.o.code, err)
 	if !client && i.retryAfter != "" {
 		e.Meta().Set(RetryAfterKey, i.retryAfter)

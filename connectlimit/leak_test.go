@@ -34,7 +34,7 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 		name     string
 		classify func(ctx context.Context) func(error) adaptivelimit.Outcome
 	}{
-		{"default classifier", func(context.Context) func(error) adaptivelimit.Outcome { return connectlimit.DefaultClassifier }},
+		{"default classifier", func(context.Context) func(error) adaptivelimit.Outcome { return connectlimit.DefaultOutcome }},
 		{"classifier panics", func(context.Context) func(error) adaptivelimit.Outcome {
 			return func(error) adaptivelimit.Outcome { panic("classifier") }
 		}},
@@ -52,12 +52,45 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 					defer cancel()
 					l, _ := limittest.Fixed(t, "leaks", limit)
-					interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, connectlimit.WithClassifier(cl.classify(ctx))))
+					interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, connectlimit.WithOutcome(cl.classify(ctx))))
 					callThrough(ctx, t, entry.client, answering(h.body), interceptor, entry.call)
 					limittest.WaitFree(t, l)
 					limittest.RequireNoSlotLost(t, l, limit)
 				})
 			}
+		}
+	}
+
+	// Each entry point waits for a slot where the limiter has a MaxWait, and its call's
+	// context ends while it waits: a handler's through the client's cancellation. The
+	// waiting call frees nothing it did not take.
+	critical := connectlimit.WithClassFrom(func(context.Context, connect.Spec, http.Header) string { return "critical" })
+	for _, entry := range leakEntries {
+		for _, opts := range [][]connectlimit.Option{nil, {critical}} {
+			name := entry.name + "/context ends while waiting"
+			if opts != nil {
+				name += "/classed"
+			}
+			t.Run(name, func(t *testing.T) {
+				l, _ := limittest.FixedWaiting(t, "leaks", limit)
+				interceptor := connect.WithInterceptors(connectlimit.NewInterceptor(l, opts...))
+				limittest.WhileWaiting(t, l, limit, func(waiting chan struct{}) {
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					go func() {
+						select {
+						case <-waiting:
+							cancel()
+						case <-ctx.Done():
+						}
+					}()
+					callThrough(ctx, t, entry.client, answering(func(context.Context) error { return nil }), interceptor, entry.call)
+					for deadline := time.Now().Add(time.Second); l.Snapshot().Waiting != 0 && time.Now().Before(deadline); {
+						time.Sleep(time.Millisecond) // a handler notices its client's end on its own goroutine
+					}
+				})
+				limittest.RequireNoSlotLost(t, l, limit)
+			})
 		}
 	}
 }

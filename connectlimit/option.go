@@ -2,21 +2,24 @@ package connectlimit
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"connectrpc.com/connect"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
-// An Option configures an interceptor.
+// An Option configures an interceptor. NewInterceptor's interceptor is a handler's and a
+// client's at once, so every option applies to it: those of a handler (WithRetryAfter,
+// WithClassFrom) where it is installed in a handler, those of a client (WithClassHeader)
+// where it is installed in a client.
 type Option func(*options)
 
 type options struct {
 	code       connect.Code
 	retryAfter time.Duration
-	classify   func(err error) adaptivelimit.Outcome
+	outcome    func(err error) adaptivelimit.Outcome
 	classOptions
 }
 
@@ -27,20 +30,23 @@ func WithRejectionCode(c connect.Code) Option {
 }
 
 // WithRetryAfter sets the Retry-After metadata of a handler's rejections, rounded up to
-// whole seconds: 1 second by default. A d of zero or less sends none.
+// whole seconds and at most 2147483647: 1 second by default. A d of zero or less sends none.
 func WithRetryAfter(d time.Duration) Option {
 	return func(o *options) { o.retryAfter = d }
 }
 
-// WithClassifier replaces DefaultClassifier. It is called with the error that ends each
-// admitted call, nil for a success; a handler that panics frees its slot without calling
-// it. NewInterceptor panics if f is nil.
-func WithClassifier(f func(err error) adaptivelimit.Outcome) Option {
-	return func(o *options) { o.classify = f }
+// WithOutcome replaces DefaultOutcome, in a handler and in a client. It is called with the
+// error that ends each admitted call, nil for a success; a handler that panics frees its
+// slot without calling it. NewInterceptor panics if f is nil.
+func WithOutcome(f func(err error) adaptivelimit.Outcome) Option {
+	return func(o *options) { o.outcome = f }
 }
 
-func newOptions(opts []Option) options {
-	o := options{code: connect.CodeResourceExhausted, retryAfter: time.Second, classify: DefaultClassifier,
+func newOptions(l *adaptivelimit.Limiter, opts []Option) options {
+	if l == nil {
+		panic("connectlimit: nil limiter")
+	}
+	o := options{code: connect.CodeResourceExhausted, retryAfter: time.Second, outcome: DefaultOutcome,
 		classOptions: defaultClassOptions()}
 	for _, opt := range opts {
 		opt(&o)
@@ -48,10 +54,17 @@ func newOptions(opts []Option) options {
 	if o.code < connect.CodeCanceled || o.code > connect.CodeUnauthenticated {
 		panic(fmt.Sprintf("connectlimit: rejection code %d is not a connect error code", o.code))
 	}
-	if o.classify == nil {
-		panic("connectlimit: nil classifier")
-	}
+	mustSet(o.outcome != nil, "WithOutcome")
+	mustSet(o.bypass != nil, "WithBypass")
+	o.class.bind(l)
 	return o
+}
+
+// mustSet panics, naming the option, where it was given a nil function.
+func mustSet(ok bool, option string) {
+	if !ok {
+		panic("connectlimit: " + option + "(nil)")
+	}
 }
 
 // RetryAfterKey is the metadata of a handler's rejections that tells clients how many
@@ -59,9 +72,4 @@ func newOptions(opts []Option) options {
 const RetryAfterKey = "Retry-After"
 
 // retryAfterSeconds returns the Retry-After value for d, or "" for none.
-func retryAfterSeconds(d time.Duration) string {
-	if d <= 0 {
-		return ""
-	}
-	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
-}
+func retryAfterSeconds(d time.Duration) string { return integration.RetryHint(d, time.Second) }

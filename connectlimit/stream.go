@@ -15,10 +15,10 @@ import (
 // connect holds its resources.
 func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
-		if i.o.bypassed(ctx, spec) {
+		if i.o.bypass(ctx, spec) {
 			return next(ctx, spec)
 		}
-		class, send, p, err := i.acquireClient(ctx)
+		class, p, err := i.acquireClient(ctx)
 		if err != nil {
 			return newRejectedConn(spec, i.rejected(err, true))
 		}
@@ -29,11 +29,11 @@ func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conn
 			}
 		}()
 		conn := next(ctx, spec)
-		if send {
+		if class != "" {
 			conn.RequestHeader().Set(i.o.header, class)
 		}
 		finished = true
-		return &clientConn{StreamingClientConn: conn, p: integration.NewStreamPermit(ctx, &p, i.o.classify),
+		return &clientConn{StreamingClientConn: conn, p: integration.NewStreamPermit(ctx, &p, i.o.outcome),
 			oneReply: spec.StreamType == connect.StreamTypeClient}
 	}
 }

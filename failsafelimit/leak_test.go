@@ -2,6 +2,7 @@ package failsafelimit_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +92,34 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 				limittest.RequireNoSlotLost(t, l, limit)
 			})
 		}
+	}
+
+	// Each chain waits for a slot where the limiter has a MaxWait, and its context ends while
+	// it waits: the waiting execution frees nothing it did not take. The chains with a
+	// timeout of a millisecond may end before anything waits, so they are left out.
+	for _, chain := range chains {
+		if strings.HasPrefix(chain.name, "timeout") {
+			continue
+		}
+		t.Run(chain.name+"/context ends while waiting", func(t *testing.T) {
+			l, _ := limittest.FixedWaiting(t, "leaks", limit)
+			limittest.WhileWaiting(t, l, limit, func(waiting chan struct{}) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				go func() {
+					select {
+					case <-waiting:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+				_ = chain.run(l, ctx, func(failsafe.Execution[any]) error { return nil })
+				for deadline := time.Now().Add(time.Second); l.Snapshot().Waiting != 0 && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond) // a hedge's loser gives up on its own goroutine
+				}
+			})
+			limittest.RequireNoSlotLost(t, l, limit)
+		})
 	}
 }
 

@@ -7,12 +7,12 @@ import (
 	"google.golang.org/grpc"
 )
 
-// WithBypass makes the interceptors pass the calls that f reports true for straight
-// through, neither limited nor measured. It replaces DefaultBypass, which a bypass that
-// should keep health checks out of the limit can call; nil bypasses nothing. f is called
-// first, with nothing held.
+// WithBypass makes the interceptors, servers' and clients', pass the calls that f reports
+// true for straight through, neither limited nor measured. It replaces DefaultBypass, which
+// f can call to keep health checks out of the limit too. f is called first, with nothing
+// held. The interceptor panics, when it is built, if f is nil.
 func WithBypass(f func(ctx context.Context, fullMethod string) bool) Option {
-	return func(o *options) { o.bypass = f }
+	return bothOption(func(o *options) { o.bypass = f })
 }
 
 // DefaultBypass reports true for the methods of the gRPC health service
@@ -23,14 +23,9 @@ func DefaultBypass(_ context.Context, fullMethod string) bool {
 	return strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/")
 }
 
-// bypassed reports whether a call goes around the limiter.
-func (c *classOptions) bypassed(ctx context.Context, fullMethod string) bool {
-	return c.bypass != nil && c.bypass(ctx, fullMethod)
-}
-
-// bypassedStream is bypassed for a stream to a server.
-func (c *classOptions) bypassedStream(ss grpc.ServerStream, info *grpc.StreamServerInfo) bool {
-	return c.bypass != nil && c.bypass(streamContext(ss), streamMethod(info))
+// bypassedStream reports whether a stream to a server goes around the limiter.
+func (o *options) bypassedStream(ss grpc.ServerStream, info *grpc.StreamServerInfo) bool {
+	return o.bypass(streamContext(ss), streamMethod(info))
 }
 
 // fullMethod is the method of a unary call to a server: "" where the caller of the

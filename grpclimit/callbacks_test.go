@@ -23,6 +23,7 @@ const callbackLimit = 2
 // and for the invoker or streamer on a client. A nil one passes the call on.
 type hostile struct {
 	opts         []grpclimit.Option
+	serverOpts   []grpclimit.ServerOption
 	unaryServer  grpc.UnaryServerInterceptor
 	streamServer grpc.StreamServerInterceptor
 	unaryClient  grpc.UnaryClientInterceptor
@@ -78,19 +79,19 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 			}
 		}},
 		{"server/classifier panics", true, func(*call) hostile {
-			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(panics)}}
+			return hostile{opts: []grpclimit.Option{grpclimit.WithOutcome(panics)}}
 		}},
 		{"server/class classifier panics", true, func(*call) hostile {
-			return hostile{opts: []grpclimit.Option{grpclimit.WithClassFrom(func(context.Context, string) string { panic("class") })}}
+			return hostile{serverOpts: []grpclimit.ServerOption{grpclimit.WithClassFrom(func(context.Context, string) string { panic("class") })}}
 		}},
 		{"server/bypass panics", true, func(*call) hostile {
 			return hostile{opts: []grpclimit.Option{grpclimit.WithBypass(func(context.Context, string) bool { panic("bypass") })}}
 		}},
 		{"server/classifier returns garbage", true, func(*call) hostile {
-			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(garbage)}}
+			return hostile{opts: []grpclimit.Option{grpclimit.WithOutcome(garbage)}}
 		}},
 		{"server/classifier blocks", true, func(c *call) hostile {
-			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(c.blockingClassifier)}}
+			return hostile{opts: []grpclimit.Option{grpclimit.WithOutcome(c.blockingClassifier)}}
 		}},
 
 		{"client/invoker panics", false, func(*call) hostile {
@@ -134,19 +135,19 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 			}
 		}},
 		{"client/classifier panics", false, func(*call) hostile {
-			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(panics)}}
+			return hostile{opts: []grpclimit.Option{grpclimit.WithOutcome(panics)}}
 		}},
 		{"client/bypass panics", false, func(*call) hostile {
 			return hostile{opts: []grpclimit.Option{grpclimit.WithBypass(func(context.Context, string) bool { panic("bypass") })}}
 		}},
 		{"client/classifier panics on an abandoned stream", false, func(*call) hostile {
-			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(panics)}, abandon: true}
+			return hostile{opts: []grpclimit.Option{grpclimit.WithOutcome(panics)}, abandon: true}
 		}},
 		{"client/classifier returns garbage", false, func(*call) hostile {
-			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(garbage)}}
+			return hostile{opts: []grpclimit.Option{grpclimit.WithOutcome(garbage)}}
 		}},
 		{"client/classifier blocks", false, func(c *call) hostile {
-			return hostile{opts: []grpclimit.Option{grpclimit.WithClassifier(c.blockingClassifier)}}
+			return hostile{opts: []grpclimit.Option{grpclimit.WithOutcome(c.blockingClassifier)}}
 		}},
 	} {
 		for _, kind := range []string{"unary", "stream"} {
@@ -164,6 +165,35 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 			})
 		}
 	}
+
+	// Each interceptor waits for a slot where the limiter has a MaxWait, and its call's
+	// context ends while it waits: a server's through the client's cancellation.
+	critical := []grpclimit.ServerOption{grpclimit.WithClassFrom(func(context.Context, string) string { return "critical" })}
+	for _, tc := range []struct {
+		name   string
+		server bool
+		h      hostile
+	}{
+		{"server", true, hostile{}},
+		{"server/classed", true, hostile{serverOpts: critical}},
+		{"client", false, hostile{}},
+	} {
+		for _, kind := range []string{"unary", "stream"} {
+			t.Run(tc.name+"/context ends while waiting/"+kind, func(t *testing.T) {
+				l, _ := limittest.FixedWaiting(t, "echo", callbackLimit)
+				limittest.WhileWaiting(t, l, callbackLimit, func(waiting chan struct{}) {
+					c := newCallOn(waiting, callbackLimit)
+					defer c.end()
+					if tc.server {
+						c.serve(t, l, kind, tc.h)
+					} else {
+						c.invoke(t, l, kind, tc.h)
+					}
+				})
+				limittest.RequireNoSlotLost(t, l, callbackLimit)
+			})
+		}
+	}
 }
 
 // call is one call of TestCallbacksNeverLeakSlots. Its context ends once a callback has
@@ -172,11 +202,16 @@ type call struct {
 	ctx     context.Context
 	end     context.CancelFunc
 	blocked chan struct{}
+	held    int // slots that the test holds
 }
 
-func newCall() *call {
+func newCall() *call { return newCallOn(make(chan struct{}, 1), 0) }
+
+// newCallOn returns a call whose context ends once blocked receives, while the test holds
+// held slots.
+func newCallOn(blocked chan struct{}, held int) *call {
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &call{ctx: ctx, end: cancel, blocked: make(chan struct{}, 1)}
+	c := &call{ctx: ctx, end: cancel, blocked: blocked, held: held}
 	go func() {
 		select {
 		case <-c.blocked:
@@ -215,11 +250,15 @@ func (c *call) serve(t *testing.T, l *adaptivelimit.Limiter, kind string, h host
 		defer recoverAs(&err, served)
 		return handler(srv, ss)
 	}
-	unaries := []grpc.UnaryServerInterceptor{recoverUnary, grpclimit.UnaryServerInterceptor(l, h.opts...)}
+	opts := h.serverOpts
+	for _, o := range h.opts {
+		opts = append(opts, o)
+	}
+	unaries := []grpc.UnaryServerInterceptor{recoverUnary, grpclimit.UnaryServerInterceptor(l, opts...)}
 	if h.unaryServer != nil {
 		unaries = append(unaries, h.unaryServer)
 	}
-	streams := []grpc.StreamServerInterceptor{recoverStream, grpclimit.StreamServerInterceptor(l, h.opts...)}
+	streams := []grpc.StreamServerInterceptor{recoverStream, grpclimit.StreamServerInterceptor(l, opts...)}
 	if h.streamServer != nil {
 		streams = append(streams, h.streamServer)
 	}
@@ -244,11 +283,15 @@ func recoverAs(err *error, served chan<- struct{}) {
 // slot is free or a few seconds have passed: the slot of a stream abandoned through its
 // context is freed on a goroutine of context.AfterFunc.
 func (c *call) invoke(t *testing.T, l *adaptivelimit.Limiter, kind string, h hostile) {
-	unaries := []grpc.UnaryClientInterceptor{grpclimit.UnaryClientInterceptor(l, h.opts...)}
+	var opts []grpclimit.ClientOption
+	for _, o := range h.opts {
+		opts = append(opts, o)
+	}
+	unaries := []grpc.UnaryClientInterceptor{grpclimit.UnaryClientInterceptor(l, opts...)}
 	if h.unaryClient != nil {
 		unaries = append(unaries, h.unaryClient)
 	}
-	streams := []grpc.StreamClientInterceptor{grpclimit.StreamClientInterceptor(l, h.opts...)}
+	streams := []grpc.StreamClientInterceptor{grpclimit.StreamClientInterceptor(l, opts...)}
 	if h.streamClient != nil {
 		streams = append(streams, h.streamClient)
 	}
@@ -256,7 +299,7 @@ func (c *call) invoke(t *testing.T, l *adaptivelimit.Limiter, kind string, h hos
 		grpc.WithChainUnaryInterceptor(unaries...), grpc.WithChainStreamInterceptor(streams...))
 	c.run(cc, kind, h.abandon)
 	c.end()
-	for deadline := time.Now().Add(5 * time.Second); l.InFlight() != 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); l.InFlight() > c.held && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
 }

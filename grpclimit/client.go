@@ -10,24 +10,26 @@ import (
 )
 
 // UnaryClientInterceptor returns an interceptor that runs each unary call inside l, for a
-// gRPC dependency. A call that finds the limit full fails at once, without being sent, with
-// an error that matches adaptivelimit.ErrLimitExceeded and has the rejection code's status.
-// An invoker or a classifier that panics frees the slot without a sample, and the panic
-// goes on to the caller.
-func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.UnaryClientInterceptor {
-	o := newOptions(opts)
+// gRPC dependency, for the class of the call's context, which it sends in the
+// x-criticality metadata (see WithClassMetadata). A call that finds the limit full fails
+// without being sent, with an error that matches adaptivelimit.ErrLimitExceeded and has the
+// rejection code's status: at once, or, where l has a MaxWait, after waiting that long at
+// most, and no longer than its context lasts. An invoker or an outcome function that panics
+// frees the slot without a sample, and the panic goes on to the caller. It panics if l is
+// nil or an option is invalid.
+func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...ClientOption) grpc.UnaryClientInterceptor {
+	o := newClientOptions(l, opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
-		if o.bypassed(ctx, method) {
+		if o.bypass(ctx, method) {
 			return invoker(ctx, method, req, reply, cc, callOpts...)
 		}
-		ctx, class := o.sendClass(ctx)
-		p, err := l.AcquireClass(class)
+		p, err := l.AcquireContext(ctx)
 		if err != nil {
 			return rejected(err, o.code)
 		}
-		defer p.Cancel() // the invoker or the classifier panicked: Finish has not cleared p
-		err = invoker(ctx, method, req, reply, cc, callOpts...)
-		p.Finish(o.classify(err))
+		defer p.Cancel() // the invoker or the outcome function panicked: Finish has not cleared p
+		err = invoker(o.sendClass(ctx), method, req, reply, cc, callOpts...)
+		p.Finish(o.outcome(err))
 		return err
 	}
 }
@@ -38,30 +40,30 @@ func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.Unary
 // done. A stream that is left open holds its slot, as gRPC holds its resources.
 //
 // A stream whose context is done is finished on the goroutine that context.AfterFunc
-// starts, where nothing could recover a panic: a classifier that panics there frees the
+// starts, where nothing could recover a panic: an outcome function that panics there frees the
 // slot without a sample, and its panic is dropped rather than let it end the process.
-func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...Option) grpc.StreamClientInterceptor {
-	o := newOptions(opts)
+func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...ClientOption) grpc.StreamClientInterceptor {
+	o := newClientOptions(l, opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
-		if o.bypassed(ctx, method) {
+		if o.bypass(ctx, method) {
 			return streamer(ctx, desc, cc, method, callOpts...)
 		}
-		ctx, class := o.sendClass(ctx)
-		p, err := l.AcquireClass(class)
+		p, err := l.AcquireContext(ctx)
 		if err != nil {
 			return nil, rejected(err, o.code)
 		}
-		defer p.Cancel() // the streamer or the classifier panicked, or the stream holds p
+		defer p.Cancel() // the streamer or the outcome function panicked, or the stream holds p
+		ctx = o.sendClass(ctx)
 		cs, err := streamer(ctx, desc, cc, method, callOpts...)
 		if err != nil {
-			p.Finish(o.classify(err))
+			p.Finish(o.outcome(err))
 			return nil, err
 		}
 		if cs == nil {
 			return nil, nil // a streamer that broke its contract: nothing to wrap
 		}
 		s := &clientStream{ClientStream: cs, oneReply: !desc.ServerStreams}
-		s.p = integration.NewStreamPermit(ctx, &p, o.classify) // the stream finishes p
+		s.p = integration.NewStreamPermit(ctx, &p, o.outcome) // the stream finishes p
 		return s, nil
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/resilience4cata/adaptivelimit/limittest"
 )
 
-func clientInterceptors(l *adaptivelimit.Limiter, opts ...grpclimit.Option) []grpc.DialOption {
+func clientInterceptors(l *adaptivelimit.Limiter, opts ...grpclimit.ClientOption) []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithUnaryInterceptor(grpclimit.UnaryClientInterceptor(l, opts...)),
 		grpc.WithStreamInterceptor(grpclimit.StreamClientInterceptor(l, opts...)),
@@ -197,7 +197,7 @@ func TestServerRejectionIsAClientDrop(t *testing.T) {
 // A classifier's panic frees the slot and goes on to the caller.
 func TestClientClassifierPanicGoesOn(t *testing.T) {
 	l, _ := limittest.Fixed(t, "echo", 1)
-	panics := grpclimit.WithClassifier(func(error) adaptivelimit.Outcome { panic("classifier") })
+	panics := grpclimit.WithOutcome(func(error) adaptivelimit.Outcome { panic("classifier") })
 	cc := dial(t, "tcp", &echo{answer: func(context.Context, string) error { return nil }}, nil, clientInterceptors(l, panics)...)
 	require.PanicsWithValue(t, "classifier", func() { _ = unary(context.Background(), cc, "hi") })
 	require.Zero(t, l.InFlight())

@@ -5,13 +5,18 @@
 // (see WithRejectionCode) and the retry pushback hint grpc-retry-pushback-ms in the trailers
 // (see WithPushback), without calling the handler. A client interceptor fails such a call
 // with an error whose status has the same code and that matches
-// adaptivelimit.ErrLimitExceeded, without sending it.
+// adaptivelimit.ErrLimitExceeded, without sending it. With a limiter that has a MaxWait, both
+// wait for a slot first, no longer than the call's context lasts.
 //
-// Each call that is admitted ends with an [adaptivelimit.Outcome] that the classifier (DefaultClassifier,
-// see WithClassifier) decides from its status. A stream holds its slot until it ends.
+// Each call that is admitted ends with an [adaptivelimit.Outcome] that [DefaultOutcome] (see
+// [WithOutcome]) decides from its status, as connectlimit's does; [DropOn] counts the same
+// drops for the core's Config.DropOn. A stream holds its slot until it ends.
 //
-// With a limiter that has priority classes, the client interceptors send the context's class
-// in the x-criticality metadata (see WithClassMetadata), and WithClassFrom with
-// MetadataClass gives a server's calls their class. WithBypass keeps calls out of the limit:
-// by default, those of the gRPC health service (DefaultBypass).
+// A [ServerOption] configures the server interceptors, a [ClientOption] the client ones, and
+// an [Option] all four, so that an option given to the side it does not apply to does not
+// compile. With a limiter that has priority classes, the client interceptors send the
+// context's class in the x-criticality metadata (see [WithClassMetadata]), and
+// [WithClassFrom] with [MetadataClass] gives a server's calls their class. [WithBypass] keeps
+// calls out of the limit: by default, those of the gRPC health service ([DefaultBypass]). The
+// vocabulary, which httplimit and connectlimit share, is in docs/integrations.md.
 package grpclimit

@@ -12,6 +12,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/grpclimit"
@@ -22,7 +23,7 @@ import (
 func ExampleUnaryServerInterceptor() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{Name: "health", InitialLimit: 1, MaxLimit: 1})
 	// The health service stands in for an application's here: by default it bypasses the limit.
-	noBypass := grpclimit.WithBypass(nil)
+	noBypass := grpclimit.WithBypass(func(context.Context, string) bool { return false })
 	srv := grpc.NewServer(
 		grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(limiter, noBypass)),
 		grpc.ChainStreamInterceptor(grpclimit.StreamServerInterceptor(limiter, noBypass)),
@@ -53,7 +54,7 @@ func ExampleUnaryServerInterceptor() {
 func ExampleUnaryClientInterceptor() {
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{Name: "inventory", InitialLimit: 1, MaxLimit: 1})
 	// The health service stands in for an application's here: by default it bypasses the limit.
-	noBypass := grpclimit.WithBypass(nil)
+	noBypass := grpclimit.WithBypass(func(context.Context, string) bool { return false })
 	cc, _ := grpc.NewClient("passthrough:///inventory.internal:443", // never dialed here
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithChainUnaryInterceptor(grpclimit.UnaryClientInterceptor(limiter, noBypass)),
@@ -67,4 +68,57 @@ func ExampleUnaryClientInterceptor() {
 	permit.Done(nil)
 	// Output:
 	// ResourceExhausted true
+}
+
+// A client sends the class of each call's context in the x-criticality metadata, and takes
+// its own slot for it; the server's MetadataClass reads it. The gRPC health service takes no
+// slot on either side (DefaultBypass).
+func ExampleMetadataClass() {
+	classes := []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "sheddable"}}
+	server, _ := adaptivelimit.New(adaptivelimit.Config{Name: "greeter", InitialLimit: 2, MinLimit: 2, MaxLimit: 2, Classes: classes})
+	classOf := grpclimit.WithClassFrom(grpclimit.MetadataClass(grpclimit.DefaultClassMetadata, map[string]string{"critical": "critical"}))
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(server, classOf)))
+	srv.RegisterService(&greeterDesc, nil)
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	client, _ := adaptivelimit.New(adaptivelimit.Config{Name: "greeter-client", Classes: classes})
+	cc, _ := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithChainUnaryInterceptor(grpclimit.UnaryClientInterceptor(client)))
+	defer cc.Close()
+
+	shared, _ := server.Acquire() // a sheddable call holds the server's shared slot
+	defer shared.Done(nil)
+	for _, class := range []string{"critical", "sheddable"} {
+		ctx := adaptivelimit.WithClass(context.Background(), class)
+		reply := new(wrapperspb.StringValue)
+		err := cc.Invoke(ctx, "/greet.Greeter/Greet", wrapperspb.String("ada"), reply)
+		fmt.Println(class+":", reply.GetValue(), status.Code(err))
+		resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+		fmt.Println(class+": health", resp.GetStatus(), status.Code(err))
+	}
+	// Output:
+	// critical: hello, ada, as critical OK
+	// critical: health SERVING OK
+	// sheddable:  ResourceExhausted
+	// sheddable: health SERVING OK
+}
+
+// greeterDesc is a service with one unary method, Greet, whose answer names the call's class.
+var greeterDesc = grpc.ServiceDesc{
+	ServiceName: "greet.Greeter",
+	HandlerType: (*any)(nil),
+	Methods: []grpc.MethodDesc{{MethodName: "Greet", Handler: func(_ any, ctx context.Context, dec func(any) error, in grpc.UnaryServerInterceptor) (any, error) {
+		req := new(wrapperspb.StringValue)
+		if err := dec(req); err != nil {
+			return nil, err
+		}
+		greet := func(ctx context.Context, req any) (any, error) {
+			class, _ := adaptivelimit.ClassFromContext(ctx)
+			return wrapperspb.String("hello, " + req.(*wrapperspb.StringValue).GetValue() + ", as " + class), nil
+		}
+		return in(ctx, req, &grpc.UnaryServerInfo{FullMethod: "/greet.Greeter/Greet"}, greet)
+	}}},
 }

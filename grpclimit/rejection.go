@@ -1,8 +1,12 @@
 package grpclimit
 
 import (
+	"errors"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/resilience4cata/adaptivelimit"
 )
 
 // rejection is a rejected call's error: the limiter's, which matches
@@ -12,7 +16,12 @@ type rejection struct {
 	status *status.Status
 }
 
+// A call whose context was done before it asked for a slot was not rejected: it gets its
+// context's status.
 func rejected(err error, c codes.Code) error {
+	if !errors.Is(err, adaptivelimit.ErrLimitExceeded) {
+		return status.FromContextError(err).Err()
+	}
 	return &rejection{err: err, status: status.New(c, err.Error())}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,13 +26,14 @@ func TestServerRejects(t *testing.T) {
 	for _, network := range networks {
 		for _, tc := range []struct {
 			name     string
-			opts     []grpclimit.Option
+			opts     []grpclimit.ServerOption
 			code     codes.Code
 			pushback []string
 		}{
 			{"default", nil, codes.ResourceExhausted, []string{"1000"}},
-			{"options", []grpclimit.Option{grpclimit.WithRejectionCode(codes.Unavailable), grpclimit.WithPushback(1500 * time.Microsecond)}, codes.Unavailable, []string{"2"}},
-			{"no pushback", []grpclimit.Option{grpclimit.WithPushback(0)}, codes.ResourceExhausted, nil},
+			{"options", []grpclimit.ServerOption{grpclimit.WithRejectionCode(codes.Unavailable), grpclimit.WithPushback(1500 * time.Microsecond)}, codes.Unavailable, []string{"2"}},
+			{"no pushback", []grpclimit.ServerOption{grpclimit.WithPushback(0)}, codes.ResourceExhausted, nil},
+			{"pushback clamped", []grpclimit.ServerOption{grpclimit.WithPushback(math.MaxInt64)}, codes.ResourceExhausted, []string{"2147483647"}},
 		} {
 			t.Run(network+"/"+tc.name, func(t *testing.T) {
 				l, _ := limittest.Fixed(t, "echo", 1)
@@ -66,12 +68,31 @@ func TestServerRejects(t *testing.T) {
 	}
 }
 
-func TestServerRejectsBadOptions(t *testing.T) {
-	require.PanicsWithValue(t, "grpclimit: rejection code OK is not an error", func() {
-		grpclimit.UnaryServerInterceptor(nil, grpclimit.WithRejectionCode(codes.OK))
-	})
-	require.PanicsWithValue(t, "grpclimit: nil classifier", func() {
-		grpclimit.StreamClientInterceptor(nil, grpclimit.WithClassifier(nil))
+// A nil limiter, a nil function or a bad code panics when an interceptor is built, naming the
+// package and the option, on each of the four, not at the first call.
+func TestRejectsBadOptions(t *testing.T) {
+	l, _ := limittest.Fixed(t, "echo", 1)
+	for want, opts := range map[string][]grpclimit.Option{
+		"grpclimit: nil limiter":                       nil,
+		"grpclimit: rejection code OK is not an error": {grpclimit.WithRejectionCode(codes.OK)},
+		"grpclimit: WithOutcome(nil)":                  {grpclimit.WithOutcome(nil)},
+		"grpclimit: WithBypass(nil)":                   {grpclimit.WithBypass(nil)},
+	} {
+		limiter := l
+		if opts == nil {
+			limiter = nil
+		}
+		server, client := make([]grpclimit.ServerOption, len(opts)), make([]grpclimit.ClientOption, len(opts))
+		for i, o := range opts {
+			server[i], client[i] = o, o
+		}
+		require.PanicsWithValue(t, want, func() { grpclimit.UnaryServerInterceptor(limiter, server...) })
+		require.PanicsWithValue(t, want, func() { grpclimit.StreamServerInterceptor(limiter, server...) })
+		require.PanicsWithValue(t, want, func() { grpclimit.UnaryClientInterceptor(limiter, client...) })
+		require.PanicsWithValue(t, want, func() { grpclimit.StreamClientInterceptor(limiter, client...) })
+	}
+	require.PanicsWithValue(t, "grpclimit: WithClassFrom(nil)", func() {
+		grpclimit.UnaryServerInterceptor(l, grpclimit.WithClassFrom((func(context.Context, string) string)(nil)))
 	})
 }
 

@@ -44,3 +44,16 @@ func TestMiddlewareRejectionAllocs(t *testing.T) {
 	rejected := testing.AllocsPerRun(100, func() { h.ServeHTTP(httptest.NewRecorder(), r) })
 	require.LessOrEqual(t, rejected, written)
 }
+
+// A rejection of a class's request allocates nothing either, on a limiter without MaxWait:
+// the class's context is built only for an admitted request.
+func TestMiddlewareClassRejectionAllocs(t *testing.T) {
+	l := limittest.Classed(t, "api", 2)
+	finish := limittest.HoldClassed(t, l)
+	defer finish()
+	h := httplimit.Middleware(l, httplimit.WithClassFrom(func(*http.Request) string { return "critical" }))(
+		http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Fatal("the handler is called") }))
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	w := &discardWriter{header: http.Header{}}
+	require.Zero(t, testing.AllocsPerRun(1000, func() { h.ServeHTTP(w, r) }))
+}

@@ -16,8 +16,9 @@ import (
 const callbackLimit = 2
 
 // Every entry point, with each function the user gives it (handler, base transport, body,
-// classifier) replaced by one that panics, returns garbage, or blocks until the call's context
-// ends: afterwards no call holds a slot, and the limit admits exactly its calls again. The
+// outcome) replaced by one that panics, returns garbage, or blocks until the call's context
+// ends, and with the call's context ending while it waits for a slot (the limiter has a
+// MaxWait): afterwards no call holds a slot, and the limit admits exactly its calls again. The
 // integrations of other stacks mirror this test.
 func TestCallbacksNeverLeakSlots(t *testing.T) {
 	for _, tc := range []struct {
@@ -39,24 +40,24 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 			serveOnce(t, l, func(_ http.ResponseWriter, r *http.Request) { b.block(r.Context()) }, b)
 		}},
 		{"middleware/classifier panics", func(t *testing.T, l *adaptivelimit.Limiter) {
-			serveOnce(t, l, ok, nil, httplimit.WithServerClassifier(func(*http.Request, int) adaptivelimit.Outcome {
+			serveOnce(t, l, ok, nil, httplimit.WithServerOutcome(func(*http.Request, int) adaptivelimit.Outcome {
 				panic("classifier")
 			}))
 		}},
 		{"middleware/classifier returns garbage", func(t *testing.T, l *adaptivelimit.Limiter) {
-			serveOnce(t, l, ok, nil, httplimit.WithServerClassifier(func(*http.Request, int) adaptivelimit.Outcome {
+			serveOnce(t, l, ok, nil, httplimit.WithServerOutcome(func(*http.Request, int) adaptivelimit.Outcome {
 				return -1
 			}))
 		}},
 		{"middleware/classifier blocks", func(t *testing.T, l *adaptivelimit.Limiter) {
 			b := newBlocker()
-			serveOnce(t, l, ok, b, httplimit.WithServerClassifier(func(r *http.Request, _ int) adaptivelimit.Outcome {
+			serveOnce(t, l, ok, b, httplimit.WithServerOutcome(func(r *http.Request, _ int) adaptivelimit.Outcome {
 				b.block(r.Context())
 				return adaptivelimit.Sample
 			}))
 		}},
 		{"middleware/class classifier panics", func(t *testing.T, l *adaptivelimit.Limiter) {
-			serveOnce(t, l, ok, nil, httplimit.WithClassifier(func(*http.Request) string { panic("class") }))
+			serveOnce(t, l, ok, nil, httplimit.WithClassFrom(func(*http.Request) string { panic("class") }))
 		}},
 		{"middleware/bypass panics", func(t *testing.T, l *adaptivelimit.Limiter) {
 			serveOnce(t, l, ok, nil, httplimit.WithBypass(func(*http.Request) bool { panic("bypass") }))
@@ -66,7 +67,23 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 				httplimit.WithBypass(func(*http.Request) bool { return true }))
 		}},
 
+		{"middleware/context ends while waiting", func(t *testing.T, l *adaptivelimit.Limiter) {
+			limittest.WhileWaiting(t, l, callbackLimit, func(waiting chan struct{}) {
+				serveOnce(t, l, ok, waiting)
+			})
+		}},
+		{"middleware/context ends while a classed request waits", func(t *testing.T, l *adaptivelimit.Limiter) {
+			limittest.WhileWaiting(t, l, callbackLimit, func(waiting chan struct{}) {
+				serveOnce(t, l, ok, waiting, httplimit.WithClassFrom(func(*http.Request) string { return "critical" }))
+			})
+		}},
+
 		// Transport, to a loopback server or through a base of the test's own.
+		{"transport/context ends while waiting", func(t *testing.T, l *adaptivelimit.Limiter) {
+			limittest.WhileWaiting(t, l, callbackLimit, func(waiting chan struct{}) {
+				callOnce(t, l, nil, waiting)
+			})
+		}},
 		{"transport/base panics", func(t *testing.T, l *adaptivelimit.Limiter) {
 			callOnce(t, l, roundTripper(func(*http.Request) (*http.Response, error) { panic("base") }), nil)
 		}},
@@ -111,19 +128,19 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 			}), nil)
 		}},
 		{"transport/classifier panics", func(t *testing.T, l *adaptivelimit.Limiter) {
-			callOnce(t, l, nil, nil, httplimit.WithClientClassifier(func(*http.Response, error) adaptivelimit.Outcome {
+			callOnce(t, l, nil, nil, httplimit.WithClientOutcome(func(*http.Response, error) adaptivelimit.Outcome {
 				panic("classifier")
 			}))
 		}},
 		{"transport/classifier panics on an error", func(t *testing.T, l *adaptivelimit.Limiter) {
 			callOnce(t, l, roundTripper(func(*http.Request) (*http.Response, error) { return nil, errors.New("refused") }), nil,
-				httplimit.WithClientClassifier(func(_ *http.Response, err error) adaptivelimit.Outcome {
+				httplimit.WithClientOutcome(func(_ *http.Response, err error) adaptivelimit.Outcome {
 					panic("classifier")
 				}))
 		}},
 		{"transport/classifier panics on a body read's error", func(t *testing.T, l *adaptivelimit.Limiter) {
 			callOnce(t, l, bodyOf(readerFunc(func([]byte) (int, error) { return 0, errors.New("reset") })), nil,
-				httplimit.WithClientClassifier(func(_ *http.Response, err error) adaptivelimit.Outcome {
+				httplimit.WithClientOutcome(func(_ *http.Response, err error) adaptivelimit.Outcome {
 					if err != nil {
 						panic("classifier")
 					}
@@ -131,20 +148,20 @@ func TestCallbacksNeverLeakSlots(t *testing.T) {
 				}))
 		}},
 		{"transport/classifier returns garbage", func(t *testing.T, l *adaptivelimit.Limiter) {
-			callOnce(t, l, nil, nil, httplimit.WithClientClassifier(func(*http.Response, error) adaptivelimit.Outcome {
+			callOnce(t, l, nil, nil, httplimit.WithClientOutcome(func(*http.Response, error) adaptivelimit.Outcome {
 				return 1 << 20
 			}))
 		}},
 		{"transport/classifier blocks", func(t *testing.T, l *adaptivelimit.Limiter) {
 			b := newBlocker()
-			callOnce(t, l, nil, b, httplimit.WithClientClassifier(func(resp *http.Response, _ error) adaptivelimit.Outcome {
+			callOnce(t, l, nil, b, httplimit.WithClientOutcome(func(resp *http.Response, _ error) adaptivelimit.Outcome {
 				b.block(resp.Request.Context())
 				return adaptivelimit.Sample
 			}))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, _ := limittest.Fixed(t, "api", callbackLimit)
+			l, _ := limittest.FixedWaiting(t, "api", callbackLimit)
 			tc.call(t, l)
 			limittest.RequireNoSlotLost(t, l, callbackLimit)
 		})
@@ -187,7 +204,7 @@ func (b blocker) request(t *testing.T, url string) (*http.Request, context.Cance
 // serveOnce sends one request to a loopback server that runs h inside Middleware(l, opts),
 // cancels it when blocked says so (a nil blocked never does), and returns once the
 // middleware has returned.
-func serveOnce(t *testing.T, l *adaptivelimit.Limiter, h http.HandlerFunc, blocked blocker, opts ...httplimit.Option) {
+func serveOnce(t *testing.T, l *adaptivelimit.Limiter, h http.HandlerFunc, blocked blocker, opts ...httplimit.ServerOption) {
 	t.Helper()
 	served := make(chan struct{}, 1)
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -207,7 +224,7 @@ func serveOnce(t *testing.T, l *adaptivelimit.Limiter, h http.HandlerFunc, block
 // answers 200 (a nil base is the server's own transport), cancels it when blocked says so
 // (a nil blocked never does), and reads and closes the response's body, recovering what
 // panics on the way as a caller would.
-func callOnce(t *testing.T, l *adaptivelimit.Limiter, base http.RoundTripper, blocked blocker, opts ...httplimit.Option) {
+func callOnce(t *testing.T, l *adaptivelimit.Limiter, base http.RoundTripper, blocked blocker, opts ...httplimit.ClientOption) {
 	t.Helper()
 	srv := newServer(t, http.HandlerFunc(ok))
 	if base == nil {

@@ -4,13 +4,19 @@
 // [Middleware] rejects the requests that find the limit full with 503 Service Unavailable
 // and a Retry-After header, without calling the handler. [Transport] rejects the calls that
 // find it full with an error that matches [adaptivelimit.ErrLimitExceeded], without touching
-// the network.
+// the network. With a limiter that has a MaxWait, both wait for a slot first, no longer than
+// the request's context lasts.
 //
 // Each call that is admitted ends with an [adaptivelimit.Outcome]: a latency sample of a
 // healthy call, a drop (the server is overloaded), or nothing (the call says nothing about
-// load). The classifiers decide it from the status code or the error; options replace them.
+// load). [DefaultServerOutcome] and [DefaultClientOutcome] judge a status alike, and
+// [WithServerOutcome] and [WithClientOutcome] replace them.
 //
-// With a limiter that has priority classes, [WithClassifier] (and [HeaderClass]) gives each
-// request its class, and [WithClassHeader] sends the context's class on; [WithBypass] keeps
-// health checks and the like out of the limit.
+// A [ServerOption] configures Middleware, a [ClientOption] Transport, and an [Option] both,
+// so that an option given to the side it does not apply to does not compile. With a limiter
+// that has priority classes, [WithClassFrom] with [HeaderClass] gives each request its
+// class, and Transport sends the context's class in x-criticality (see [WithClassHeader]);
+// [WithBypass] keeps health checks and the like out of the limit, by default the gRPC health
+// service's ([DefaultBypass]). The vocabulary, which grpclimit and connectlimit share, is in
+// docs/integrations.md.
 package httplimit

@@ -1,11 +1,13 @@
 package httplimit_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/httplimit"
@@ -66,7 +68,7 @@ func ExampleHeaderClass() {
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	srv := httptest.NewServer(httplimit.Middleware(limiter,
-		httplimit.WithClassifier(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"})),
+		httplimit.WithClassFrom(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"})),
 		httplimit.WithBypass(func(r *http.Request) bool { return r.URL.Path == "/healthz" }),
 	)(mux))
 	defer srv.Close()
@@ -94,4 +96,41 @@ func ExampleHeaderClass() {
 	// /healthz "": 200 ok
 	// /healthz "critical": 200 ok
 	// /healthz "9999": 200 ok
+}
+
+// A client sends the class of each request's context in x-criticality, and takes its own
+// slot for it; the server's HeaderClass reads it. The gRPC health service, which a server
+// behind Middleware may serve, takes no slot on either side (DefaultBypass).
+func ExampleWithClassHeader() {
+	classes := []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "sheddable"}}
+	server, _ := adaptivelimit.New(adaptivelimit.Config{Name: "api", InitialLimit: 2, MinLimit: 2, MaxLimit: 2, Classes: classes})
+	srv := httptest.NewServer(httplimit.Middleware(server,
+		httplimit.WithClassFrom(httplimit.HeaderClass(httplimit.DefaultClassHeader, map[string]string{"critical": "critical"})),
+	)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		class, _ := adaptivelimit.ClassFromContext(r.Context())
+		fmt.Fprintf(w, "%s served as %q", r.URL.Path, class)
+	})))
+	defer srv.Close()
+	client, _ := adaptivelimit.New(adaptivelimit.Config{Name: "api-client", Classes: classes})
+	c := &http.Client{Transport: httplimit.Transport(client, srv.Client().Transport)}
+
+	shared, _ := server.Acquire() // a sheddable call holds the server's shared slot
+	defer shared.Done(nil)
+	for _, call := range []struct{ path, class string }{
+		{"/orders", "critical"}, {"/orders", "sheddable"}, {"/grpc.health.v1.Health/Check", "sheddable"},
+	} {
+		req, _ := http.NewRequestWithContext(adaptivelimit.WithClass(context.Background(), call.class), http.MethodGet, srv.URL+call.path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Printf("%s: %d %s\n", call.class, resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	// Output:
+	// critical: 200 /orders served as "critical"
+	// sheddable: 503 Service Unavailable
+	// sheddable: 200 /grpc.health.v1.Health/Check served as ""
 }

@@ -1,62 +1,94 @@
 package httplimit
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"time"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // Middleware returns a middleware that runs each request inside l. A request that finds the
 // limit full gets the rejection status (503 by default, see WithRejectionStatus), a
 // Retry-After header (see WithRetryAfter) and a short plain-text body, and the handler is
-// not called.
+// not called. Where l has a MaxWait, a request waits for a slot that long at most, and no
+// longer than its context lasts; a limiter without one rejects at once.
 //
 // The handler's latency, from the request's admission to the handler's return, is the
-// call's latency; the server classifier (DefaultServerClassifier, see WithServerClassifier)
-// decides from the status it wrote whether that is a sample, a drop or nothing. A handler
-// or a classifier that panics frees its slot without a sample, and the panic goes on to
+// call's latency; the outcome function (DefaultServerOutcome, see WithServerOutcome) decides
+// from the status it wrote whether that is a sample, a drop or nothing. A handler or an
+// outcome function that panics frees its slot without a sample, and the panic goes on to
 // net/http's own recovery.
+//
+// Middleware's own overload signal: with DefaultServerOutcome, a request whose client went
+// away (its context is canceled) is a drop where every slot of l is held when its handler
+// returns, and is ignored otherwise. HTTP carries no deadline from the client, so a client
+// that gives up waiting for a busy server says so only by going away; a client that goes
+// away from a server with free slots changed its mind, which says nothing about load. This
+// is what lets AIMD, which reads drops only, back off on a server (docs/behaviour.md).
 //
 // The ResponseWriter that the handler gets is an http.Flusher, and unwraps to the server's
 // for http.ResponseController.
-func Middleware(l *adaptivelimit.Limiter, opts ...Option) func(http.Handler) http.Handler {
-	o := newOptions(opts)
+//
+// Middleware panics if l is nil or an option is invalid.
+func Middleware(l *adaptivelimit.Limiter, opts ...ServerOption) func(http.Handler) http.Handler {
+	o := newServerOptions(l, opts)
 	rejection := rejection{
 		status:     o.status,
 		retryAfter: retryAfterHeader(o.retryAfter),
 		body:       []byte(http.StatusText(o.status) + "\n"),
 	}
 	return func(next http.Handler) http.Handler {
-		return &handler{l: l, next: next, classify: o.server, rejection: rejection, classes: o.classOptions}
+		return &handler{l: l, next: next, o: o, rejection: rejection}
 	}
 }
 
 type handler struct {
 	l         *adaptivelimit.Limiter
 	next      http.Handler
-	classify  func(r *http.Request, status int) adaptivelimit.Outcome
+	o         serverOptions
 	rejection rejection
-	classes   classOptions
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.classes.bypassed(r) {
+	if h.o.bypass(r) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	p, r, err := h.classes.acquire(h.l, r)
+	p, r, err := h.o.class.acquire(h.l, r)
 	if err != nil {
 		h.rejection.write(w)
 		return
 	}
-	defer p.Cancel() // the handler or the classifier panicked: Finish has not cleared p
+	defer p.Cancel() // the handler or the outcome function panicked: Finish has not cleared p
 	sw := statusWriter{ResponseWriter: w}
 	h.next.ServeHTTP(&sw, r)
 	status := sw.status
 	if status == 0 {
 		status = http.StatusOK
 	}
-	p.Finish(h.classify(r, status))
+	p.Finish(h.outcome(r, status))
+}
+
+// outcome returns the outcome of a request whose handler wrote status, with Middleware's
+// own overload signal where the outcome function is the default.
+func (h *handler) outcome(r *http.Request, status int) adaptivelimit.Outcome {
+	o := h.o.outcome(r, status)
+	if !h.o.ownOutcome && o == adaptivelimit.Ignore && errors.Is(r.Context().Err(), context.Canceled) &&
+		h.l.InFlight() >= h.l.Limit() {
+		return adaptivelimit.Drop
+	}
+	return o
+}
+
+// retryAfterHeader returns the Retry-After value for d, or nil for no header.
+func retryAfterHeader(d time.Duration) []string {
+	if v := integration.RetryHint(d, time.Second); v != "" {
+		return []string{v}
+	}
+	return nil
 }
 
 // rejection is the response to a rejected request, built once so that writing it allocates

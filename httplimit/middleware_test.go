@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,13 +19,13 @@ import (
 func TestMiddlewareRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		opts       []httplimit.Option
+		opts       []httplimit.ServerOption
 		status     int
 		retryAfter []string
 	}{
 		{"default", nil, 503, []string{"1"}},
-		{"429", []httplimit.Option{httplimit.WithRejectionStatus(429), httplimit.WithRetryAfter(2500 * time.Millisecond)}, 429, []string{"3"}},
-		{"no Retry-After", []httplimit.Option{httplimit.WithRetryAfter(0)}, 503, nil},
+		{"429", []httplimit.ServerOption{httplimit.WithRejectionStatus(429), httplimit.WithRetryAfter(2500 * time.Millisecond)}, 429, []string{"3"}},
+		{"no Retry-After", []httplimit.ServerOption{httplimit.WithRetryAfter(0)}, 503, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := limittest.Fixed(t, "api", 1)
@@ -58,13 +59,24 @@ func TestMiddlewareRejects(t *testing.T) {
 	}
 }
 
-func TestMiddlewareRejectsBadOptions(t *testing.T) {
-	require.PanicsWithValue(t, "httplimit: rejection status 200 is not a 4xx or 5xx status", func() {
-		httplimit.Middleware(nil, httplimit.WithRejectionStatus(200))
-	})
-	require.PanicsWithValue(t, "httplimit: nil classifier", func() {
-		httplimit.Middleware(nil, httplimit.WithServerClassifier(nil))
-	})
+// A nil limiter, a nil function or a bad status panics when Middleware or Transport is
+// built, naming the package and the option, not at the first request.
+func TestRejectsBadOptions(t *testing.T) {
+	l, _ := limittest.Fixed(t, "api", 1)
+	for want, build := range map[string]func(){
+		"httplimit: rejection status 200 is not a 4xx or 5xx status": func() { httplimit.Middleware(l, httplimit.WithRejectionStatus(200)) },
+		"httplimit: nil limiter":                                     func() { httplimit.Middleware(nil) },
+		"httplimit: WithServerOutcome(nil)":                          func() { httplimit.Middleware(l, httplimit.WithServerOutcome(nil)) },
+		"httplimit: WithBypass(nil)":                                 func() { httplimit.Middleware(l, httplimit.WithBypass(nil)) },
+		"httplimit: WithClassFrom(nil)": func() {
+			httplimit.Middleware(l, httplimit.WithClassFrom((func(*http.Request) string)(nil)))
+		},
+		"httplimit: nil limiter ":           func() { httplimit.Transport(nil, nil) },
+		"httplimit: WithClientOutcome(nil)": func() { httplimit.Transport(l, nil, httplimit.WithClientOutcome(nil)) },
+		"httplimit: WithBypass(nil) ":       func() { httplimit.Transport(l, nil, httplimit.WithBypass(nil)) },
+	} {
+		require.PanicsWithValue(t, strings.TrimSpace(want), build)
+	}
 }
 
 // Each way a handler can end, and what the limiter makes of it.
@@ -72,12 +84,12 @@ func TestMiddlewareClassifies(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		handler func(w http.ResponseWriter, r *http.Request)
-		opts    []httplimit.Option
+		opts    []httplimit.ServerOption
 		want    string
 	}{
 		{"success", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }, nil, "sample"},
 		{"no write", func(w http.ResponseWriter, r *http.Request) {}, nil, "sample"},
-		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, nil, "sample"},
+		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, nil, "none"},
 		{"503", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }, nil, "drop"},
 		{"504", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(504) }, nil, "drop"},
 		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, nil, "none"},
@@ -89,7 +101,7 @@ func TestMiddlewareClassifies(t *testing.T) {
 		{"panic", func(w http.ResponseWriter, r *http.Request) { panic("handler bug") }, nil, "none"},
 		{"abort", func(w http.ResponseWriter, r *http.Request) { panic(http.ErrAbortHandler) }, nil, "none"},
 		{"custom classifier", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) },
-			[]httplimit.Option{httplimit.WithServerClassifier(func(r *http.Request, status int) adaptivelimit.Outcome {
+			[]httplimit.ServerOption{httplimit.WithServerOutcome(func(r *http.Request, status int) adaptivelimit.Outcome {
 				if status == http.StatusNotFound {
 					return adaptivelimit.Drop
 				}
@@ -116,12 +128,32 @@ func TestMiddlewareClassifies(t *testing.T) {
 	}
 }
 
-// A client that goes away while the handler runs says nothing about load.
+// A client that goes away while the handler runs is a drop where every slot is held as the
+// handler returns: the client gave up on a busy server, which is how an overloaded HTTP
+// server learns of its clients' timeouts. Where a slot is free it says nothing about load,
+// and a custom outcome function judges it alone.
 func TestMiddlewareClientGoesAway(t *testing.T) {
-	l, clock := limittest.Fixed(t, "api", 1)
+	for _, c := range []struct {
+		name  string
+		limit int
+		opts  []httplimit.ServerOption
+		want  string
+	}{
+		{"every slot held", 1, nil, "drop"},
+		{"a slot free", 2, nil, "none"},
+		{"custom outcome", 1, []httplimit.ServerOption{httplimit.WithServerOutcome(func(*http.Request, int) adaptivelimit.Outcome {
+			return adaptivelimit.Ignore
+		})}, "none"},
+	} {
+		t.Run(c.name, func(t *testing.T) { clientGoesAway(t, c.limit, c.opts, c.want) })
+	}
+}
+
+func clientGoesAway(t *testing.T, limit int, opts []httplimit.ServerOption, want string) {
+	l, clock := limittest.Fixed(t, "api", limit)
 	done := make(chan struct{}, 1)
 	entered := make(chan struct{})
-	srv := newServer(t, served(httplimit.Middleware(l)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newServer(t, served(httplimit.Middleware(l, opts...)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		clock.Advance(time.Second)
 		close(entered)
 		<-r.Context().Done()
@@ -137,5 +169,5 @@ func TestMiddlewareClientGoesAway(t *testing.T) {
 	_, err = srv.Client().Do(req)
 	require.ErrorIs(t, err, context.Canceled)
 	<-done
-	require.Equal(t, "none", limittest.Classified(t, l))
+	require.Equal(t, want, limittest.Classified(t, l))
 }

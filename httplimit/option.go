@@ -3,76 +3,127 @@ package httplimit
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/resilience4cata/adaptivelimit"
 )
 
-// An Option configures Middleware or Transport.
-type Option func(*options)
+// A ServerOption configures Middleware, and a ClientOption Transport. An Option configures
+// both. Each option is of the kind its concept applies to, so that one given to the other
+// side does not compile rather than doing nothing.
+type (
+	ServerOption interface{ server(*serverOptions) }
+	ClientOption interface{ client(*clientOptions) }
+	Option       interface {
+		ServerOption
+		ClientOption
+	}
+)
 
+// options are what both sides have.
 type options struct {
+	bypass func(*http.Request) bool
+}
+
+type serverOptions struct {
+	options
 	status     int
 	retryAfter time.Duration
-	server     func(r *http.Request, status int) adaptivelimit.Outcome
-	client     func(resp *http.Response, err error) adaptivelimit.Outcome
-	classOptions
+	outcome    func(r *http.Request, status int) adaptivelimit.Outcome
+	ownOutcome bool // WithServerOutcome replaced DefaultServerOutcome
+	class      classSource
 }
+
+type clientOptions struct {
+	options
+	outcome func(resp *http.Response, err error) adaptivelimit.Outcome
+	header  string // the header that carries the context's class; "" for none
+}
+
+type serverOption func(*serverOptions)
+type clientOption func(*clientOptions)
+type bothOption func(*options)
+
+func (f serverOption) server(o *serverOptions) { f(o) }
+func (f clientOption) client(o *clientOptions) { f(o) }
+func (f bothOption) server(o *serverOptions)   { f(&o.options) }
+func (f bothOption) client(o *clientOptions)   { f(&o.options) }
 
 // WithRejectionStatus sets the status of Middleware's rejections: 503 Service Unavailable
 // by default, 429 Too Many Requests the other common choice. Middleware panics, when it is
 // built, if code is not a 4xx or 5xx status.
-func WithRejectionStatus(code int) Option {
-	return func(o *options) { o.status = code }
+func WithRejectionStatus(code int) ServerOption {
+	return serverOption(func(o *serverOptions) { o.status = code })
 }
 
 // WithRetryAfter sets the Retry-After header of Middleware's rejections, rounded up to
-// whole seconds: 1 second by default. A d of zero or less sends no Retry-After header.
-func WithRetryAfter(d time.Duration) Option {
-	return func(o *options) { o.retryAfter = d }
+// whole seconds and at most 2147483647: 1 second by default. A d of zero or less sends no
+// Retry-After header.
+func WithRetryAfter(d time.Duration) ServerOption {
+	return serverOption(func(o *serverOptions) { o.retryAfter = d })
 }
 
-// WithServerClassifier replaces DefaultServerClassifier in Middleware. It is called with
-// the request and the status the handler wrote (200 if it wrote none) after the handler
-// returns; a handler that panics frees its slot without calling it, and a classifier that
+// WithServerOutcome replaces DefaultServerOutcome in Middleware. It is called with the
+// request and the status the handler wrote (200 if it wrote none) after the handler
+// returns; a handler that panics frees its slot without calling it, and a function that
 // panics frees the slot without a sample. An Outcome other than Sample, Drop and Ignore is
-// Ignore. Middleware panics, when it is built, if f is nil; so does Transport for
-// WithClientClassifier.
-func WithServerClassifier(f func(r *http.Request, status int) adaptivelimit.Outcome) Option {
-	return func(o *options) { o.server = f }
+// Ignore. Middleware panics, when it is built, if f is nil.
+//
+// f replaces Middleware's own overload signal too (see Middleware): a request whose client
+// went away is f's to judge.
+func WithServerOutcome(f func(r *http.Request, status int) adaptivelimit.Outcome) ServerOption {
+	return serverOption(func(o *serverOptions) { o.outcome, o.ownOutcome = f, true })
 }
 
-// WithClientClassifier replaces DefaultClientClassifier in Transport. It is called with the
-// base transport's response or error, and again with the error of a body read that fails.
-func WithClientClassifier(f func(resp *http.Response, err error) adaptivelimit.Outcome) Option {
-	return func(o *options) { o.client = f }
+// WithClientOutcome replaces DefaultClientOutcome in Transport. It is called with the base
+// transport's response or error, and again with the error of a body read that fails.
+// Transport panics, when it is built, if f is nil.
+func WithClientOutcome(f func(resp *http.Response, err error) adaptivelimit.Outcome) ClientOption {
+	return clientOption(func(o *clientOptions) { o.outcome = f })
 }
 
-func newOptions(opts []Option) options {
-	o := options{
+func newServerOptions(l *adaptivelimit.Limiter, opts []ServerOption) serverOptions {
+	mustLimiter(l)
+	o := serverOptions{
+		options:    defaultOptions(),
 		status:     http.StatusServiceUnavailable,
 		retryAfter: time.Second,
-		server:     DefaultServerClassifier,
-		client:     DefaultClientClassifier,
+		outcome:    DefaultServerOutcome,
 	}
 	for _, opt := range opts {
-		opt(&o)
+		opt.server(&o)
 	}
 	if o.status < 400 || o.status > 599 {
 		panic(fmt.Sprintf("httplimit: rejection status %d is not a 4xx or 5xx status", o.status))
 	}
-	if o.server == nil || o.client == nil {
-		panic("httplimit: nil classifier")
-	}
+	mustSet(o.outcome != nil, "WithServerOutcome")
+	mustSet(o.bypass != nil, "WithBypass")
+	o.class.bind(l)
 	return o
 }
 
-// retryAfterHeader returns the Retry-After value for d, or nil for no header.
-func retryAfterHeader(d time.Duration) []string {
-	if d <= 0 {
-		return nil
+func newClientOptions(l *adaptivelimit.Limiter, opts []ClientOption) clientOptions {
+	mustLimiter(l)
+	o := clientOptions{options: defaultOptions(), outcome: DefaultClientOutcome, header: http.CanonicalHeaderKey(DefaultClassHeader)}
+	for _, opt := range opts {
+		opt.client(&o)
 	}
-	seconds := (d + time.Second - 1) / time.Second
-	return []string{strconv.FormatInt(int64(seconds), 10)}
+	mustSet(o.outcome != nil, "WithClientOutcome")
+	mustSet(o.bypass != nil, "WithBypass")
+	return o
+}
+
+func defaultOptions() options { return options{bypass: DefaultBypass} }
+
+func mustLimiter(l *adaptivelimit.Limiter) {
+	if l == nil {
+		panic("httplimit: nil limiter")
+	}
+}
+
+// mustSet panics, naming the option, where it was given a nil function.
+func mustSet(ok bool, option string) {
+	if !ok {
+		panic("httplimit: " + option + "(nil)")
+	}
 }

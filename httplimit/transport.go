@@ -15,50 +15,55 @@ import (
 // full returns l's error, which matches adaptivelimit.ErrLimitExceeded, without touching the
 // network.
 //
+// Where l has a MaxWait, a call waits for a slot that long at most, and no longer than its
+// context lasts; a limiter without one rejects at once.
+//
 // A call with a response holds its slot until the response body is read to EOF or closed,
 // so that its latency covers the body: a body that is never closed holds its slot for good.
 // A response without a body (a nil Body, as a custom RoundTripper may return for a 204 or a
 // HEAD) is complete, and frees its slot at once.
-// The client classifier (DefaultClientClassifier, see WithClientClassifier) decides from the
+// The outcome function (DefaultClientOutcome, see WithClientOutcome) decides from the
 // status or the error whether the call is a sample, a drop or nothing; a body read that fails
-// is classified again with its error. A base transport, a body or a classifier that panics
-// frees the slot without a sample, and the panic goes on to the caller.
-func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...Option) http.RoundTripper {
+// is judged again with its error. A base transport, a body or an outcome function that
+// panics frees the slot without a sample, and the panic goes on to the caller.
+//
+// Transport sends the class of each request's context (adaptivelimit.WithClass) in the
+// x-criticality header (see WithClassHeader). It panics if l is nil or an option is invalid.
+func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...ClientOption) http.RoundTripper {
+	o := newClientOptions(l, opts)
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	o := newOptions(opts)
-	return &transport{l: l, base: base, classify: o.client, classes: o.classOptions}
+	return &transport{l: l, base: base, o: o}
 }
 
 type transport struct {
-	l        *adaptivelimit.Limiter
-	base     http.RoundTripper
-	classify func(resp *http.Response, err error) adaptivelimit.Outcome
-	classes  classOptions
+	l    *adaptivelimit.Limiter
+	base http.RoundTripper
+	o    clientOptions
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.classes.bypassed(req) {
+	if t.o.bypass(req) {
 		return t.base.RoundTrip(req)
 	}
-	p, req, err := t.classes.acquireClient(t.l, req)
+	p, req, err := t.o.acquire(t.l, req)
 	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close() // a RoundTripper closes the request body, even on errors
 		}
 		return nil, err
 	}
-	defer p.Cancel() // base or the classifier panicked, or the body holds p
+	defer p.Cancel() // base or the outcome function panicked, or the body holds p
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
-		p.Finish(t.classify(nil, withDeadline(req, err)))
+		p.Finish(t.o.outcome(nil, withDeadline(req, err)))
 		return nil, err
 	}
 	if resp == nil {
 		return nil, nil // base broke the RoundTripper contract: its caller reports it
 	}
-	outcome := t.classify(resp, nil)
+	outcome := t.o.outcome(resp, nil)
 	if _, ok := resp.Body.(io.ReadWriteCloser); ok || resp.Body == nil {
 		// A switched protocol (101): the body is a connection, which is no longer a call. Or
 		// no body at all, which a custom RoundTripper may return for a 204 or a HEAD: the
@@ -66,7 +71,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		p.Finish(outcome)
 		return resp, nil
 	}
-	b := &body{ReadCloser: resp.Body, outcome: outcome, resp: resp, classify: t.classify}
+	b := &body{ReadCloser: resp.Body, outcome: outcome, resp: resp, judge: t.o.outcome}
 	b.p = p.Move() // the body finishes it
 	resp.Body = b
 	return resp, nil
@@ -94,7 +99,7 @@ type body struct {
 	p        adaptivelimit.Permit
 	outcome  adaptivelimit.Outcome
 	resp     *http.Response
-	classify func(resp *http.Response, err error) adaptivelimit.Outcome
+	judge    func(resp *http.Response, err error) adaptivelimit.Outcome
 	finished atomic.Bool // Close may run beside Read
 }
 
@@ -104,8 +109,8 @@ func (b *body) Read(buf []byte) (int, error) {
 	case err == io.EOF:
 		b.finish(b.outcome)
 	case err != nil && b.finished.CompareAndSwap(false, true):
-		defer b.p.Cancel() // the classifier panicked
-		b.p.Finish(b.classify(b.resp, withDeadline(b.resp.Request, err)))
+		defer b.p.Cancel() // the outcome function panicked
+		b.p.Finish(b.judge(b.resp, withDeadline(b.resp.Request, err)))
 	}
 	return n, err
 }

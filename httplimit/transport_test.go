@@ -43,7 +43,7 @@ func TestTransportClassifies(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		status int
-		opts   []httplimit.Option
+		opts   []httplimit.ClientOption
 		want   string
 	}{
 		{"200", 200, nil, "sample"},
@@ -53,7 +53,7 @@ func TestTransportClassifies(t *testing.T) {
 		{"429", 429, nil, "drop"},
 		{"503", 503, nil, "drop"},
 		{"500", 500, nil, "none"},
-		{"custom classifier", 404, []httplimit.Option{httplimit.WithClientClassifier(func(resp *http.Response, err error) adaptivelimit.Outcome {
+		{"custom classifier", 404, []httplimit.ClientOption{httplimit.WithClientOutcome(func(resp *http.Response, err error) adaptivelimit.Outcome {
 			return adaptivelimit.Sample
 		})}, "sample"},
 	} {
@@ -230,7 +230,7 @@ func TestTransportClassifierPanicGoesOn(t *testing.T) {
 	l, _ := limittest.Fixed(t, "api", 1)
 	srv := newServer(t, http.HandlerFunc(ok))
 	client := &http.Client{Transport: httplimit.Transport(l, srv.Client().Transport,
-		httplimit.WithClientClassifier(func(*http.Response, error) adaptivelimit.Outcome { panic("classifier") }))}
+		httplimit.WithClientOutcome(func(*http.Response, error) adaptivelimit.Outcome { panic("classifier") }))}
 	require.PanicsWithValue(t, "classifier", func() { _, _ = client.Get(srv.URL) })
 	require.Zero(t, l.InFlight())
 }

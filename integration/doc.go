@@ -4,5 +4,7 @@
 //
 // A StreamPermit holds a streaming call's slot until the stream ends, whichever goroutine
 // sees the end first. Snapshots reads several limiters at once, as a metrics exporter does
-// at each collection.
+// at each collection. A ClassAcquirer takes a server's slots for the calls' classes, waiting
+// where the limiter may; Sendable tells whether a client may send a context's class, by the
+// rule of class names; RetryHint writes a rejection's retry hint, clamped.
 package integration

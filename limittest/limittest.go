@@ -120,8 +120,9 @@ func Classed(t testing.TB, name string, limit int) *adaptivelimit.Limiter {
 }
 
 // ClassTraffic runs known traffic on a Classed limiter: one critical call and as many batch
-// calls as the shared slots hold, which stay in flight until the test ends, and one batch
-// call rejected.
+// calls as batch's ceiling lets in (the limit less the never-lent half of critical's
+// reserve, rounded up), which stay in flight until the test ends, and one batch call
+// rejected.
 func ClassTraffic(t testing.TB, l *adaptivelimit.Limiter) {
 	t.Helper()
 	held := []adaptivelimit.Permit{}
@@ -139,12 +140,13 @@ func ClassTraffic(t testing.TB, l *adaptivelimit.Limiter) {
 	})
 }
 
-// HoldClassed takes every slot of a Classed limiter, a critical call's and a batch call's,
-// and returns a function that finishes both as successes.
+// HoldClassed takes every slot of a Classed limiter of 2, a batch call's and a critical
+// call's, and returns a function that finishes both as successes. The batch call comes first:
+// the never-lent half of critical's reserve is no batch call's.
 func HoldClassed(t testing.TB, l *adaptivelimit.Limiter) (finish func()) {
 	t.Helper()
 	var held []adaptivelimit.Permit
-	for _, class := range []string{"critical", "batch"} {
+	for _, class := range []string{"batch", "critical"} {
 		p, err := l.AcquireClass(class)
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,9 @@ import (
 // RequireNoSlotLost fails the test unless l, a limiter of the fixed limit n that nothing
 // else uses, holds no slot and admits exactly n calls at once again: what every
 // integration's TestCallbacksNeverLeakSlots checks after each call. A classed limiter's
-// calls take their slots for its highest class, which may take every one.
+// calls take their slots for its highest class, which may take every one, and the call
+// beyond them is its lowest class's: a rejected call of a higher class would lower the
+// ceilings of the classes below it (adaptivelimit.Class) for the rest of the window.
 func RequireNoSlotLost(t testing.TB, l *adaptivelimit.Limiter, n int) {
 	t.Helper()
 	if got := l.InFlight(); got != 0 {
@@ -23,11 +25,9 @@ func RequireNoSlotLost(t testing.TB, l *adaptivelimit.Limiter, n int) {
 			held[i].Cancel()
 		}
 	}()
-	// A classed limiter's highest class may take every slot: its reserve, the shared ones and
-	// the lower classes'.
-	highest := ""
-	if classes := l.Snapshot().Classes; len(classes) > 0 {
-		highest = classes[0].Name
+	highest, lowest := "", ""
+	if classes := l.Classes(); len(classes) > 0 {
+		highest, lowest = classes[0], classes[len(classes)-1]
 	}
 	for i := range n {
 		p, err := l.AcquireClass(highest)
@@ -36,7 +36,7 @@ func RequireNoSlotLost(t testing.TB, l *adaptivelimit.Limiter, n int) {
 		}
 		held = append(held, p.Move())
 	}
-	if p, err := l.AcquireClass(highest); !errors.Is(err, adaptivelimit.ErrLimitExceeded) {
+	if p, err := l.AcquireClass(lowest); !errors.Is(err, adaptivelimit.ErrLimitExceeded) {
 		p.Cancel()
 		t.Fatalf("call %d of a limit of %d admitted", n+1, n)
 	}

@@ -18,6 +18,10 @@ import (
 //	r4c.adaptivelimit.class.concurrent.calls  gauge {call}: calls of the class that hold a slot
 //	r4c.adaptivelimit.class.reserved.calls    gauge {call}: slots the class reserves under the limit
 //
+// and one per limiter with classes, with its name in "name":
+//
+//	r4c.adaptivelimit.unknown.class           counter {call}: calls that named a class the limiter lacks
+//
 // registerClasses creates them in m, observes the snapshots that source returns, and returns
 // a registration that unregisters both reg, the other instruments', and its own.
 func registerClasses(m metric.Meter, source func() []adaptivelimit.Snapshot, reg metric.Registration) (metric.Registration, error) {
@@ -27,11 +31,16 @@ func registerClasses(m metric.Meter, source func() []adaptivelimit.Snapshot, reg
 		metric.WithDescription("How many calls of a priority class hold a slot now."))
 	reserved, err3 := m.Int64ObservableGauge("r4c.adaptivelimit.class.reserved.calls", metric.WithUnit("{call}"),
 		metric.WithDescription("How many slots of the limit a priority class reserves now."))
-	if err := errors.Join(err1, err2, err3); err != nil {
+	unknown, err4 := m.Int64ObservableCounter("r4c.adaptivelimit.unknown.class", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls that named a priority class the limiter lacks, which took its lowest class."))
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return nil, errors.Join(err, reg.Unregister())
 	}
 	classes, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		for _, s := range source() {
+			if s.Classes != nil {
+				o.ObserveInt64(unknown, int64(s.UnknownClass), metric.WithAttributeSet(attribute.NewSet(attribute.String("name", s.Name))))
+			}
 			for _, c := range s.Classes {
 				attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("name", s.Name), attribute.String("class", c.Name)))
 				o.ObserveInt64(rejected, int64(c.Rejected), attrs)
@@ -40,7 +49,7 @@ func registerClasses(m metric.Meter, source func() []adaptivelimit.Snapshot, reg
 			}
 		}
 		return nil
-	}, rejected, concurrent, reserved)
+	}, rejected, concurrent, reserved, unknown)
 	if err != nil {
 		return nil, errors.Join(err, reg.Unregister())
 	}

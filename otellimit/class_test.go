@@ -19,6 +19,9 @@ func TestClassInstruments(t *testing.T) {
 	reg, err := Register(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)), l)
 	require.NoError(t, err)
 	limittest.ClassTraffic(t, l)
+	p, err := l.AcquireClass("Critical") // no class of l: counted, and the lowest class's, which is full
+	require.Error(t, err)
+	p.Cancel()
 
 	name := attribute.String("name", "api")
 	critical, batch := attribute.String("class", "critical"), attribute.String("class", "batch")
@@ -28,9 +31,11 @@ func TestClassInstruments(t *testing.T) {
 	}
 	for _, want := range []metricdata.Metrics{
 		sum("r4c.adaptivelimit.class.rejected", "{call}", "Calls of a priority class rejected at once because no slot it may use was free; in a dry run, calls that would have been.",
-			point[int64](0, name, critical), point[int64](1, name, batch)),
+			point[int64](0, name, critical), point[int64](2, name, batch)),
+		sum("r4c.adaptivelimit.unknown.class", "{call}", "Calls that named a priority class the limiter lacks, which took its lowest class.",
+			point[int64](1, name)),
 		gauge("r4c.adaptivelimit.class.concurrent.calls", "{call}", "How many calls of a priority class hold a slot now.",
-			point[int64](1, name, critical), point[int64](5, name, batch)),
+			point[int64](1, name, critical), point[int64](6, name, batch)),
 		gauge("r4c.adaptivelimit.class.reserved.calls", "{call}", "How many slots of the limit a priority class reserves now.",
 			point[int64](5, name, critical), point[int64](0, name, batch)),
 	} {

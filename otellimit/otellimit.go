@@ -24,10 +24,22 @@ import (
 const ScopeName = "github.com/resilience4cata/adaptivelimit/otellimit"
 
 // Register creates the instruments in mp's meter for ScopeName and observes the limiters
-// at each collection. Unregister the returned Registration to stop observing them.
+// at each collection. Unregister the returned Registration to stop observing them. Two
+// limiters with the same name, among limiters or beside those that an earlier Register in
+// mp observes, would make the same observations, so Register fails with an error that names
+// the name.
 func Register(mp metric.MeterProvider, limiters ...*adaptivelimit.Limiter) (metric.Registration, error) {
 	limiters = slices.Clone(limiters)
-	return register(mp, func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
+	release, err := claim(mp, limiters)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := register(mp, func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return &releasing{reg: reg, release: release}, nil
 }
 
 // RegisterRegistry is Register for every limiter of r, those that r creates after the

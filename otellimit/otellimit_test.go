@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
@@ -178,5 +179,36 @@ func TestRegisterDryRun(t *testing.T) {
 			point[int64](1, name)),
 	} {
 		metricdatatest.AssertEqual(t, want, got[want.Name], metricdatatest.IgnoreTimestamp())
+	}
+}
+
+// Two limiters with the same name are refused at registration, with an error that names the
+// name: in one Register, or in a second Register in the same meter provider, until the first
+// is unregistered.
+func TestRegisterRefusesDuplicateNames(t *testing.T) {
+	a, err := adaptivelimit.New(adaptivelimit.Config{})
+	require.NoError(t, err)
+	b, err := adaptivelimit.New(adaptivelimit.Config{})
+	require.NoError(t, err)
+	c, err := adaptivelimit.New(adaptivelimit.Config{Name: "orders"})
+	require.NoError(t, err)
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+
+	_, err = Register(mp, a, c, b)
+	require.ErrorContains(t, err, `two limiters are named "adaptivelimit"`)
+	first, err := Register(mp, a)
+	require.NoError(t, err)
+	_, err = Register(mp, c, b)
+	require.ErrorContains(t, err, `two limiters are named "adaptivelimit"`)
+	second, err := Register(mp, c)
+	require.NoError(t, err, "the refused registration claimed nothing")
+	require.NoError(t, first.Unregister())
+	third, err := Register(mp, b)
+	require.NoError(t, err, "unregistering gives the name back")
+	other := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	fourth, err := Register(other, a)
+	require.NoError(t, err, "another meter provider has names of its own")
+	for _, r := range []metric.Registration{second, third, fourth} {
+		require.NoError(t, r.Unregister())
 	}
 }

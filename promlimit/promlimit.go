@@ -10,6 +10,7 @@
 package promlimit
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,17 +19,32 @@ import (
 	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
-// NewCollector returns a collector of the limiters' metrics. Register it once; two limiters
-// with the same name make the registry's Gather fail.
+// NewCollector returns a collector of the limiters' metrics. Register it once. Two limiters
+// with the same name would report the same series, so registering a collector of them
+// fails, with an error that names the name.
 func NewCollector(limiters ...*adaptivelimit.Limiter) prometheus.Collector {
 	limiters = slices.Clone(limiters)
-	return newCollector(func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
+	c := newCollector(func() []adaptivelimit.Snapshot { return integration.Snapshots(limiters...) })
+	c.err = duplicate(limiters)
+	return c
 }
 
 // NewRegistryCollector returns a collector of the metrics of every limiter of r, those that
-// r creates after the collector included.
+// r creates after the collector included. A registry's limiters have names of their own.
 func NewRegistryCollector(r *adaptivelimit.Registry) prometheus.Collector {
 	return newCollector(r.Snapshot)
+}
+
+// duplicate returns the error of the first name that two of limiters have, or nil.
+func duplicate(limiters []*adaptivelimit.Limiter) error {
+	seen := make(map[string]bool, len(limiters))
+	for _, s := range integration.Snapshots(limiters...) {
+		if seen[s.Name] {
+			return fmt.Errorf("promlimit: two limiters are named %q: their series would be the same (set Config.Name)", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	return nil
 }
 
 // directions are the values of the decisions' label "direction", in the order of
@@ -80,13 +96,20 @@ var (
 // collector reports the snapshots that its source returns at each scrape.
 type collector struct {
 	snapshots func() []adaptivelimit.Snapshot
+	err       error // why registering the collector fails
 }
 
 func newCollector(snapshots func() []adaptivelimit.Snapshot) *collector {
 	return &collector{snapshots: snapshots}
 }
 
+// Describe describes the series, or, where the collector cannot be registered, sends the
+// invalid Desc that makes the registry's Register fail with its error.
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	if c.err != nil {
+		ch <- prometheus.NewInvalidDesc(c.err)
+		return
+	}
 	for _, d := range descs {
 		ch <- d
 	}

@@ -175,3 +175,21 @@ r4c_adaptivelimit_dry_run_rejections_total{name="trial"} 1
 r4c_calls_rejected_total{kind="adaptivelimit",name="trial"} 1
 `), "r4c_adaptivelimit_calls_total", "r4c_adaptivelimit_dry_run_rejections_total", "r4c_calls_rejected_total"))
 }
+
+// Two limiters with the same name, the default one say, are refused when the collector is
+// registered, with an error that names the name, not when Prometheus scrapes.
+func TestCollectorRefusesDuplicateNames(t *testing.T) {
+	a, err := adaptivelimit.New(adaptivelimit.Config{})
+	require.NoError(t, err)
+	b, err := adaptivelimit.New(adaptivelimit.Config{})
+	require.NoError(t, err)
+	c, err := adaptivelimit.New(adaptivelimit.Config{Name: "orders"})
+	require.NoError(t, err)
+
+	reg := prometheus.NewPedanticRegistry()
+	err = reg.Register(NewCollector(a, c, b))
+	require.ErrorContains(t, err, `two limiters are named "adaptivelimit"`)
+	require.NoError(t, reg.Register(NewCollector(a, c)))
+	_, err = reg.Gather()
+	require.NoError(t, err)
+}

@@ -68,11 +68,12 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		window   = fs.Duration("window", 0, "the limiters' window (default 1s)")
 		low      = fs.Int("low", 0, "the low fixed bulkhead (default 20; fleet 8 per client)")
 		high     = fs.Int("high", 0, "the high fixed bulkhead (default 150; fleet 60 per client)")
-		initial  = fs.Int("initial", 0, "the adaptive limiters' InitialLimit (default the library's, 20; priority 125)")
-		minLimit = fs.Int("min", 0, "the adaptive limiters' MinLimit (default the library's, 1; priority 100)")
+		initial  = fs.Int("initial", 0, "the adaptive limiters' InitialLimit (default the library's, 20)")
+		minLimit = fs.Int("min", 0, "the adaptive limiters' MinLimit (default the library's, 1)")
 		maxLimit = fs.Int("max", 0, "the adaptive limiters' MaxLimit (default the library's, 200)")
 		queue    = fs.Int("queue", 0, "the adaptive limiters' QueueSize (default the library's, 4)")
 		reserve  = fs.Float64("reserve", 0, fmt.Sprintf("with classes (-scenario priority): the critical class's reserve, a share of the limit (default %g)", priorityReserve))
+		critical = fs.Float64("critical", 0, fmt.Sprintf("with classes (-scenario priority): the critical calls' offered load, a share of the nominal capacity; the sheddable calls are the rest of -load (default %g)", defaultCritical))
 		byClass  = fs.Bool("byclass", false, "with classes: print the scenario and the per-class table only")
 		lost     = fs.Float64("lost", 0, "share of the calls lost on the way, each timing out whatever the load (default 0; lossy 0.005)")
 		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated")
@@ -122,6 +123,11 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	override(set, "lost", &sc.lost, *lost)
 	if set["reserve"] && len(sc.classes) > 0 {
 		sc.classes[0].reserve = *reserve
+	}
+	override(set, "critical", &sc.critical, *critical)
+	if len(sc.classes) > 0 {
+		sc.classes[0].share = sc.critical / sc.load
+		sc.classes[1].share = 1 - sc.classes[0].share
 	}
 	sc.kinds = splitList(*policies)
 	if *summary {
@@ -205,8 +211,10 @@ func validate(sc *scenario, set map[string]bool) error {
 	classed := len(sc.classes) > 0
 	check(!set["reserve"] || classed, "-reserve applies to a scenario with classes only (-scenario priority)")
 	check(!set["byclass"] || classed, "-byclass applies to a scenario with classes only (-scenario priority)")
+	check(!set["critical"] || classed, "-critical applies to a scenario with classes only (-scenario priority)")
 	if classed {
 		check(sc.classes[0].reserve >= 0 && sc.classes[0].reserve <= 1, "-reserve %g: want 0 to 1", sc.classes[0].reserve)
+		check(sc.critical > 0 && sc.critical < sc.load, "-critical %g: want more than 0, less than -load %g", sc.critical, sc.load)
 		check(sc.users == 0, "the classes' calls are open-loop arrivals: drop -users")
 		check(!sc.real, "-real has no classes: drop -scenario priority")
 	}

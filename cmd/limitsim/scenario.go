@@ -30,6 +30,7 @@ type scenario struct {
 	low, high int           // the fixed bulkheads
 	limits    limits        // the adaptive limiters' bounds and queue size; 0 is the library's default
 	classes   []callClass   // the calls' priority classes, highest first; none for calls all alike
+	critical  float64       // with classes: the critical calls' offered load, a share of the nominal capacity
 	kinds     []string      // the policies to compare, from policyKinds
 	policies  []policy      // built from kinds by buildPolicies
 	seed      uint64
@@ -95,7 +96,7 @@ func preset(name string) (scenario, error) {
 		// The step profile's halving, with the calls in two classes: the adaptive limiters
 		// keep a reserve for the critical ones, and shed the sheddable ones first.
 		sc.classes = priorityClasses(priorityReserve)
-		sc.limits = priorityLimits
+		sc.critical = defaultCritical
 	default:
 		return scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(scenarioNames, ", "))
 	}

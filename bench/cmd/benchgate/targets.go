@@ -15,7 +15,7 @@ var timedClocks = []string{"ticks", "nanotime"}
 
 // zeroAllocFamilies are the calls that must not allocate, at any GOMAXPROCS.
 var zeroAllocFamilies = []string{"Admit/", "Lease/", "Reject/impl=adaptivelimit", "Overload/impl=adaptivelimit",
-	"Solo/", "WindowClose/"}
+	"Solo/", "WindowClose/", "AdmitClass/", "RejectClass/", "OverloadClass/", "SnapshotClass"}
 
 // soloAlgorithms are the algorithms of BenchmarkSolo, each with the tick counter.
 var soloAlgorithms = []string{"gradient2", "aimd"}
@@ -37,6 +37,14 @@ func targets(par int, cpus []int, s series) []target {
 		ts = append(ts,
 			ratio(reject("adaptivelimit"), reject("floor"), procs, true, 1.3),
 			ratio(overload("adaptivelimit"), overload("floor"), procs, true, 1.3))
+	}
+	// Priority classes at every GOMAXPROCS: a classed call costs about what a classless one
+	// does, the same slot path with one compare more and its count by class on its P's line.
+	for _, procs := range cpus {
+		ts = append(ts,
+			ratio(admitClass, admit("gradient2", "default"), procs, true, 1.2),
+			ratio(rejectClass, reject("adaptivelimit"), procs, true, 1.5),
+			ratio(overloadClass, overload("adaptivelimit"), procs, true, 1.3))
 	}
 	for _, alg := range soloAlgorithms {
 		for _, procs := range cpus {
@@ -96,6 +104,13 @@ func floorOf(clock string, reads int) string {
 }
 
 func reject(impl string) string { return "Reject/impl=" + impl }
+
+// The classed benchmarks the gate holds to their classless ones.
+const (
+	admitClass    = "AdmitClass/alg=gradient2"
+	rejectClass   = "RejectClass/impl=adaptivelimit"
+	overloadClass = "OverloadClass/impl=adaptivelimit"
+)
 
 func overload(impl string) string { return "Overload/impl=" + impl }
 

@@ -132,6 +132,10 @@ func (w *walker) typeName(obj *types.TypeName) {
 		if unexported {
 			names = append(names, "unexported methods")
 		}
+		// A constraint's type set: its embedded unions and types, as written.
+		for i := range u.NumEmbeddeds() {
+			names = append(names, w.str(u.EmbeddedType(i)))
+		}
 		w.emit("type %s interface { %s }", head, strings.Join(names, ", "))
 	default:
 		w.emit("type %s %s", head, w.str(u))

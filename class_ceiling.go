@@ -1,0 +1,62 @@
+package adaptivelimit
+
+import "sync/atomic"
+
+// ceilings hold back slots of the limit from each class for the classes above it (see
+// Class): a call of class c takes a slot only while the slots taken are below the limit less
+// hold(c). Every classed call reads its class's two words, so they share one line, written
+// only when they change: as the limit moves, while a class's calls are turned away until the
+// classes below it are shut, and as a window closes.
+type ceilings struct {
+	_    pad
+	kept [ClassesCeiling]atomic.Int64 // by class: the never-lent parts of the reserves above it
+	room [ClassesCeiling]atomic.Int64 // by class: what the classes above it took back lately
+	_    pad
+}
+
+// hold returns what class c may not take of the limit. It is 0 for the highest class.
+func (cl *ceilings) hold(c int) int64 { return cl.kept[c].Load() + cl.room[c].Load() }
+
+// keep sets the never-lent parts of the reserves above class c, for the goroutine that sets
+// the limit.
+func (cl *ceilings) keep(c int, n int64) {
+	if cl.kept[c].Load() != n {
+		cl.kept[c].Store(n)
+	}
+}
+
+// turnedAway holds one more slot back from each of the classes below class c, of classes,
+// where it holds back less than limit, at which a class is shut: a call of class c was
+// turned away for want of a slot. A class shut stays so whatever more calls are turned away,
+// so that steady overload writes nothing here.
+func (cl *ceilings) turnedAway(c, classes int, limit int64) {
+	for d := c + 1; d < classes; d++ {
+		r := &cl.room[d]
+		for v := r.Load(); v < limit && !r.CompareAndSwap(v, v+1); v = r.Load() {
+		}
+	}
+}
+
+// lend halves what the classes above class c took back, as a window closes in which none of
+// them turned a call away: the slots go back to class c step by step, so that a class above
+// that meets overload again finds it shut off before long.
+func (cl *ceilings) lend(c int) {
+	r := &cl.room[c]
+	for v := r.Load(); v != 0 && !r.CompareAndSwap(v, v/2); v = r.Load() {
+	}
+}
+
+// windowClosed lends the slots held back from the classes below the highest class that turned
+// no call away in the window: that rejected none and has nobody waiting. It runs as the window
+// closes, in the goroutine that closes it.
+func (cs *classSet) windowClosed() {
+	pressed := false
+	for c := range cs.names {
+		if !pressed {
+			cs.ceilings.lend(c)
+		}
+		r := cs.rejections(c)
+		pressed = pressed || r != cs.seen[c] || cs.queues[c].count.Load() != 0
+		cs.seen[c] = r
+	}
+}

@@ -1,0 +1,109 @@
+package adaptivelimit
+
+import "sync/atomic"
+
+// classStripe holds one P's counts by class: the calls that took a slot and that freed one
+// on the P, those rejected on it, and those that named an unknown class. A call counts on the
+// line of the P it runs on, with a plain add while it is pinned there, as the limiter's
+// stripes count its samples, so that a classed call writes no line that another P writes.
+type classStripe struct {
+	acquired [ClassesCeiling]uint64
+	released [ClassesCeiling]uint64
+	rejected [ClassesCeiling]uint64
+	unknown  uint64
+	_        [2*cacheLineSize - (3*ClassesCeiling+1)*8]byte
+}
+
+// pinClass pins the calling goroutine to its P and returns the P's stripe and class stripe,
+// and whether the P owns them, as stripes.pin does. Unpin with procUnpin.
+func (l *Limiter) pinClass() (*stripe, *classStripe, bool) {
+	if p := uintptr(procPin()); p <= l.stripes.mask {
+		return &l.stripes.s[p], &l.classes.counts[p], true
+	}
+	return l.stripes.overflow, &l.classes.overflow, false
+}
+
+// countAcquired counts a call of class c that took a slot, after it took it.
+func (l *Limiter) countAcquired(c int) {
+	_, cc, own := l.pinClass()
+	add(&cc.acquired[c], 1, own)
+	procUnpin()
+}
+
+// countRejected counts a rejected call of class c; with total, in the limiter's rejections
+// too (Snapshot.Rejected), which a waiter that gave up has counted already.
+func (l *Limiter) countRejected(c int, total bool) {
+	if p := uintptr(procPin()); p <= l.stripes.mask {
+		bump(&l.classes.counts[p].rejected[c], 1)
+		if total {
+			bump(&l.stripes.s[p].rejected, 1)
+		}
+	} else {
+		atomic.AddUint64(&l.classes.overflow.rejected[c], 1)
+		if total {
+			atomic.AddUint64(&l.stripes.overflow.rejected, 1)
+		}
+	}
+	procUnpin()
+}
+
+// countUnknown counts a call that named a class the limiter does not have.
+func (cs *classSet) countUnknown() {
+	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
+		bump(&cs.counts[p].unknown, 1)
+	} else {
+		atomic.AddUint64(&cs.overflow.unknown, 1)
+	}
+	procUnpin()
+}
+
+// stripe returns the class stripe i of all: the overflow one last.
+func (cs *classSet) stripe(i int) *classStripe {
+	if i < len(cs.counts) {
+		return &cs.counts[i]
+	}
+	return &cs.overflow
+}
+
+// inFlight counts each class's calls holding a slot: the calls of the class that took one,
+// on every P, less those that freed one, read in a second pass, after the first. Calls are
+// counted as taking a slot after they took it, and as freeing it before they free it, so
+// that each class's count is at most its calls at any moment between the two passes, the
+// same moment for every class: the counts add up to no more than the calls holding a slot
+// then. They are exact when nothing runs beside them.
+func (cs *classSet) inFlight(held *[ClassesCeiling]int64) {
+	n := len(cs.names)
+	for i := range len(cs.counts) + 1 {
+		s := cs.stripe(i)
+		for c := range n {
+			held[c] += int64(atomic.LoadUint64(&s.acquired[c]))
+		}
+	}
+	for i := range len(cs.counts) + 1 {
+		s := cs.stripe(i)
+		for c := range n {
+			held[c] -= int64(atomic.LoadUint64(&s.released[c]))
+		}
+	}
+	for c := range n {
+		held[c] = max(held[c], 0) // a class's calls at that moment are at least 0
+	}
+}
+
+// rejections returns the calls of class c rejected so far.
+func (cs *classSet) rejections(c int) uint64 {
+	var n uint64
+	for i := range len(cs.counts) + 1 {
+		n += atomic.LoadUint64(&cs.stripe(i).rejected[c])
+	}
+	return n
+}
+
+// unknowns returns the calls so far that named a class the limiter does not have.
+func (cs *classSet) unknowns() uint64 {
+	var n uint64
+	for i := range len(cs.counts) + 1 {
+		n += atomic.LoadUint64(&cs.stripe(i).unknown)
+	}
+	return cs.unknown.report(n)
+}

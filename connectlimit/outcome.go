@@ -1,0 +1,56 @@
+package connectlimit
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"connectrpc.com/connect"
+
+	"github.com/resilience4cata/adaptivelimit"
+)
+
+// DefaultOutcome is the default outcome, in a handler and in a client, called with the
+// error that ends a call. A nil error is a sample; an error that DropOn reports is a drop.
+// Every other code frees the slot without a sample: CodeCanceled and the caller's mistakes
+// (CodeInvalidArgument, CodeNotFound, CodePermissionDenied, CodeUnauthenticated, ...) say
+// nothing about load, and a failure (CodeInternal, CodeUnknown, ...) is not the latency of a
+// healthy call. grpclimit's DefaultOutcome judges every code alike.
+func DefaultOutcome(err error) adaptivelimit.Outcome {
+	switch {
+	case err == nil:
+		return adaptivelimit.Sample
+	case DropOn(err):
+		return adaptivelimit.Drop
+	}
+	return adaptivelimit.Ignore
+}
+
+// DropOn reports whether err is a drop as the interceptor counts it: its code is
+// CodeDeadlineExceeded, CodeResourceExhausted or CodeUnavailable. An error that is no
+// *connect.Error, such as a handler's ctx.Err(), has the code of its context error. Set it
+// as the limiter's Config.DropOn so that adaptivelimit.Do, Permit.Done and failsafelimit
+// around connect calls count what the interceptor counts: the core's DefaultDropOn does not
+// read connect codes.
+func DropOn(err error) bool {
+	switch code(err) {
+	case connect.CodeDeadlineExceeded, connect.CodeResourceExhausted, connect.CodeUnavailable:
+		return true
+	}
+	return false
+}
+
+func code(err error) connect.Code {
+	var ce *connect.Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ce):
+		return ce.Code()
+	case errors.Is(err, context.Canceled):
+		return connect.CodeCanceled
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return connect.CodeDeadlineExceeded
+	}
+	return connect.CodeUnknown
+}

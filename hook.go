@@ -1,0 +1,7 @@
+package adaptivelimit
+
+import "github.com/resilience4cata/adaptivelimit/internal/hook"
+
+func init() {
+	hook.Waits = func(l any) bool { return l.(*Limiter).cfg.MaxWait > 0 }
+}
