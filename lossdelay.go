@@ -86,6 +86,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	lost := isLoss(w, a.threshold)
 	capped := !lost && a.ceiling > 0 && mean > a.ceiling
 	gradient := lossGradient(a.tolerance, a.baseline, mean)
+	before := saturate(a.limit, 1, math.MaxInt)
 	switch {
 	case a.probing:
 		d.Cause = CauseProbe
@@ -112,7 +113,10 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		// the no-load latency plus the queue. A window that did not fill its limit queued
 		// nothing of its own; one that did may have, and so may a fleet that lost calls before,
 		// and a probe judges it.
-		d.Cause = CauseAppLimited
+		d.Cause = CauseSteady
+		if float64(w.maxInFlight) < a.limit/2 {
+			d.Cause = CauseAppLimited
+		}
 		a.baseline = max(mean, 1)
 		a.firstLimit, a.firstLatent = a.limit, mean
 		if w.maxInFlight < int(a.limit) && !a.startLoss {
@@ -126,6 +130,14 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		a.adjust(w, &d)
 	}
 	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)
+	// A window above the tolerance in which the pace outgrew the cut grew the limit; one
+	// below it in which the cut outweighed the pace lowered it for its latency.
+	switch after := saturate(a.limit, 1, math.MaxInt); {
+	case d.Cause == CauseLatency && after > before:
+		d.Cause = CauseGrowth
+	case d.Cause == CauseGrowth && after < before:
+		d.Cause = CauseLatency
+	}
 	if !a.probing && d.Cause != CauseProbe && a.baseline > 0 && (!a.confirmed || a.probeDue()) {
 		a.startProbe(mean)
 		d.Cause = CauseProbe

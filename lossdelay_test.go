@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -52,6 +53,10 @@ func TestLossDelayStartsWithoutABlackout(t *testing.T) {
 	d = a.next(window{samples: 100, meanLatency: 10 * ms, maxInFlight: 5}, Decision{})
 	require.Equal(t, CauseAppLimited, d.Cause)
 	require.Equal(t, 40, d.LimitAfter)
+	require.Equal(t, 10*time.Millisecond, d.LongLatency)
+	a = newLossDelay(c)
+	d = a.next(window{samples: 100, meanLatency: 10 * ms, maxInFlight: 30}, Decision{})
+	require.Equal(t, CauseSteady, d.Cause, "the first window gives the baseline and keeps the limit")
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
 }
 
@@ -425,3 +430,43 @@ func TestLossDelayClosesAWindowOfLossEarly(t *testing.T) {
 }
 
 func (a *lossDelay) limitInt() int { return int(a.limit) }
+
+// A decision's cause agrees with the way the limit moved: the window is named by what decided
+// it. Above the tolerance a small limit's pace may outgrow the cut, and below it a large
+// limit's cut may outweigh the pace.
+func TestLossDelayCauseAgreesWithDirection(t *testing.T) {
+	a := newTestLossDelay(t, Config{InitialLimit: 6})
+	a.limit = 6.8
+	d := a.next(full(6, 10.9, 0), Decision{LimitBefore: 6})
+	require.Equal(t, 7, d.LimitAfter, "1.09 times the baseline at 6")
+	require.Equal(t, CauseGrowth, d.Cause)
+
+	a = newTestLossDelay(t, Config{InitialLimit: 5000, MaxLimit: 10000})
+	d = a.next(full(5000, 10.7, 0), Decision{LimitBefore: 5000})
+	require.Less(t, d.LimitAfter, 5000, "1.07 times the baseline at 5000")
+	require.Equal(t, CauseLatency, d.Cause)
+
+	// Over windows of every kind, no cause contradicts its direction.
+	const lo, hi = 2, 400
+	a = newTestLossDelay(t, Config{MinLimit: lo, MaxLimit: hi, InitialLimit: 20})
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 20000 {
+		limit := saturate(a.limit, lo, hi)
+		w := full(limit, 10*(0.9+0.3*r.Float64()), 0)
+		switch r.IntN(10) {
+		case 0:
+			w.drops = uint64(r.IntN(100))
+		case 1:
+			w.maxInFlight = limit / 3
+		}
+		d := a.next(w, Decision{LimitBefore: limit})
+		d.LimitAfter = clamp(d.LimitAfter, lo, hi)
+		c := causeOf(LossDelay, &d, lo, hi)
+		switch {
+		case d.LimitAfter > limit:
+			require.Contains(t, []Cause{CauseGrowth, CauseProbe, CauseRelearn}, c, "window %d: %d -> %d", i, limit, d.LimitAfter)
+		case d.LimitAfter < limit:
+			require.Contains(t, []Cause{CauseDrop, CauseCeiling, CauseLatency, CauseProbe}, c, "window %d: %d -> %d", i, limit, d.LimitAfter)
+		}
+	}
+}

@@ -17,6 +17,7 @@ Simulates an adaptive concurrency limit in front of a dependency whose capacity
 changes, beside fixed bulkheads and no limit, on the same arrivals, and prints
 what each policy achieved. Scenarios:
   step    the capacity halves for the middle third of the run (the default)
+  single  one client in front of a dependency of its own, at a steady capacity
   ramp    it starts at half, scales out to full and back in, one server at a time
   noisy   a neighbour now and then takes 30-60% of the servers
   closed  the step profile with closed-loop users instead of open-loop arrivals
@@ -78,7 +79,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated")
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
-		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating; with -scenario fleet, a fleet of 8 clients against 20 workers")
+		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating, and print each second's goodput; with -scenario single, 20s at a steady capacity; with -scenario fleet, 20s of a fleet of 8 clients against 20 workers")
 		summary  = fs.Bool("summary", false, "simulate every scenario with the adaptive policies (or -policies) and print one row a scenario; only -seed and -policies apply")
 		docs     = fs.String("docs", "", "rewrite the output blocks of this Markdown file, each after a line <!-- limitsim ARGS -->, with what limitsim ARGS prints, and do nothing else")
 	)

@@ -83,6 +83,11 @@ func report(opts *options, prof profile, results []*result, stdout io.Writer) er
 	if err := writeReport(stdout, &opts.sc, prof, results); err != nil {
 		return err
 	}
+	if opts.sc.real {
+		if err := writeSeconds(stdout, &opts.sc, prof, results); err != nil {
+			return err
+		}
+	}
 	if opts.chart {
 		writeTerminalChart(stdout, &opts.sc, results)
 	}

@@ -272,9 +272,15 @@ func sampleEvery(ctx context.Context, sc *scenario, runs []*realRun, stderr io.W
 	defer ticker.Stop()
 	perLine := max(1, int(time.Second/sc.window))
 	for n := 1; ; n++ {
+		last := false
 		select {
 		case <-ctx.Done():
-			return
+			// The run's end and the last tick come together: the last window is sampled
+			// once, here or at its tick.
+			if time.Duration(n)*sc.window > sc.duration {
+				return
+			}
+			last = true
 		case <-ticker.C:
 		}
 		at := int64(n) * int64(sc.window)
@@ -293,6 +299,9 @@ func sampleEvery(ctx context.Context, sc *scenario, runs []*realRun, stderr io.W
 		}
 		if n%perLine == 0 {
 			fmt.Fprintln(stderr, line.String())
+		}
+		if last {
+			return
 		}
 	}
 }

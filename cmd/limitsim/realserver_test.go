@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // The real mode runs in real time, so the test checks its parts instead: no
@@ -102,5 +104,25 @@ func waitForWaiters(p *workerPool, n int) {
 			return
 		}
 		runtime.Gosched()
+	}
+}
+
+// Each second's goodput adds up the windows that end in it, against that second's capacity:
+// here 20 workers at 20 ms, 1,000 calls a second, halved in the third second.
+func TestSecondShares(t *testing.T) {
+	sc := &scenario{serviceMean: 20 * time.Millisecond, load: 2, servers: 20, clients: 1}
+	prof := profile{steps: []capacityStep{{at: 0, servers: 20, slow: 1}, {at: int64(2 * time.Second), servers: 10, slow: 1}}}
+	ms := int64(time.Millisecond)
+	timeline := []sample{
+		{at: 250 * ms, answered: 200}, {at: 500 * ms, answered: 200}, {at: 750 * ms, answered: 200}, {at: 1000 * ms, answered: 250},
+		{at: 2000 * ms, answered: 960},
+		{at: 3000 * ms, answered: 450},
+	}
+	got := secondShares(timeline, prof, sc, 3)
+	want := []float64{85, 96, 90}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Fatalf("second %d: %g%%, want %g%%", i+1, got[i], want[i])
+		}
 	}
 }

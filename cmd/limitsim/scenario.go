@@ -38,7 +38,7 @@ type scenario struct {
 }
 
 // scenarioNames lists the presets in the order the usage text shows them.
-var scenarioNames = []string{"step", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart", "priority"}
+var scenarioNames = []string{"step", "single", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart", "priority"}
 
 // preset returns a named scenario with every policy. "step" is the default:
 // the capacity halves for the middle third of the run.
@@ -60,6 +60,10 @@ func preset(name string) (scenario, error) {
 	}
 	switch name {
 	case "step":
+	case "single":
+		// What a user meets first: one client in front of a dependency of its own, at a
+		// capacity that does not change.
+		sc.profile = "flat"
 	case "ramp", "noisy":
 		sc.profile = name
 	case "closed":
@@ -129,25 +133,30 @@ func (sc *scenario) buildPolicies() error {
 
 // toReal scales the scenario down for a real-time run of about 30 seconds on
 // loopback: fewer, slower servers, so that a laptop sends the load without
-// noticing, and a shorter window, so that the limits have time to move. A fleet
-// scenario (fleet, fleet20, fleet50) becomes one fleet of 8 clients.
+// noticing, and a shorter window, so that the limits have time to move. The
+// single scenario and a fleet scenario (fleet, fleet20, fleet50), one fleet of 8
+// clients, run as a user meets them: 20 s at a steady capacity, with the
+// library's window, every second of it counted.
 func (sc *scenario) toReal() {
 	sc.real = true
 	sc.duration = 30 * time.Second
 	sc.window = 250 * time.Millisecond
 	sc.serviceMean = 20 * time.Millisecond
 	sc.timeout = 100 * time.Millisecond
-	if sc.clients == 1 {
+	if sc.clients == 1 && sc.name != "single" {
 		scale := func(n int) int { return max(1, n*2/5) }
 		sc.servers, sc.low, sc.high = scale(sc.servers), scale(sc.low), scale(sc.high)
 		return
 	}
-	// A fleet: 8 clients, each starting at the initial limit of 20, against 20 workers, so
-	// that the limits start at 8 times the capacity; the callers' timeout three times the
-	// mean service time. The low bulkhead is the workers split evenly, the high one three
-	// times that.
-	sc.servers, sc.clients = 20, 8
-	sc.timeout = 60 * time.Millisecond
+	// 20 workers, and the callers' timeout three times the mean service time. A fleet is 8
+	// clients, each starting at the initial limit of 20, so that the limits start at 8 times
+	// the capacity. The low bulkhead is the workers split evenly, the high one three times
+	// that.
+	sc.profile, sc.duration, sc.window = "flat", 20*time.Second, time.Second // the library's default window
+	sc.servers, sc.timeout = 20, 60*time.Millisecond
+	if sc.clients > 1 {
+		sc.clients = 8
+	}
 	sc.low, sc.high = max(1, sc.servers/sc.clients), 3*sc.servers/sc.clients
 }
 

@@ -27,6 +27,7 @@ var issueTarget = target{goodput: 0.95, p99: 1.5, convergence: 15, poisoning: 1.
 
 var scenarioTargets = map[string]target{
 	"step":      issueTarget,
+	"single":    issueTarget,
 	"ramp":      issueTarget,
 	"noisy":     issueTarget,
 	"closed":    issueTarget,
