@@ -46,17 +46,32 @@ func (cl *ceilings) lend(c int) {
 	}
 }
 
+// bound holds back at most short slots from class c, as a window closes in which the classes
+// above it turned short calls away for want of a slot: those calls are what they lacked, and
+// slots held back beyond them would stay idle, since nobody above asked for them. A class
+// whose own bursts now and then fill the limit, while the classes below hold nothing, so
+// holds back what its bursts lacked rather than the whole limit for as long as they recur.
+func (cl *ceilings) bound(c int, short int64) {
+	r := &cl.room[c]
+	for v := r.Load(); v > short && !r.CompareAndSwap(v, short); v = r.Load() {
+	}
+}
+
 // windowClosed lends the slots held back from the classes below the highest class that turned
-// no call away in the window: that rejected none and has nobody waiting. It runs as the window
-// closes, in the goroutine that closes it.
+// no call away in the window: that rejected none and has nobody waiting. From the classes
+// below one that did, it holds back no more than the calls that the classes above them turned
+// away in the window and those waiting now. It runs as the window closes, in the goroutine
+// that closes it.
 func (cs *classSet) windowClosed() {
-	pressed := false
+	var short int64 // calls that the classes above turned away in the window, and waiting
 	for c := range cs.names {
-		if !pressed {
+		if short == 0 {
 			cs.ceilings.lend(c)
+		} else {
+			cs.ceilings.bound(c, short)
 		}
 		r := cs.rejections(c)
-		pressed = pressed || r != cs.seen[c] || cs.queues[c].count.Load() != 0
+		short += int64(r-cs.seen[c]) + cs.queues[c].count.Load()
 		cs.seen[c] = r
 	}
 }

@@ -29,7 +29,9 @@ import (
 //     fall by one slot each, down to 0; they take no slot until the slots taken are under
 //     their ceiling again, so the slots they borrowed come back as their calls finish, within
 //     one borrowed call's duration. The lent slots are lent again as the window closes: each
-//     window in which no class above turned a call away halves what was held back so.
+//     window in which no class above turned a call away halves what was held back so, and
+//     one in which they did holds back no more than the calls they turned away in it and
+//     those waiting, what they lacked.
 //
 // So while a higher class's calls are being turned away, a lower class's calls are admitted
 // only below a ceiling that keeps falling, and the least important calls are shed first.

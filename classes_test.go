@@ -165,6 +165,39 @@ func TestClassTurnedAwayTakesBack(t *testing.T) {
 	requireClassesIdle(t, l)
 }
 
+// A class turned away holds back from the classes below it no more than the calls it lacked:
+// as the window closes, what it took back beyond the calls turned away in the window is lent
+// again, rather than kept idle for as long as it is turned away at all.
+func TestClassTurnedAwayHoldsBackWhatItLacked(t *testing.T) {
+	classes := []Class{{Name: "critical", Reserve: 0.2}, {Name: "sheddable"}} // 1 slot never lent at 10
+	l, clock := newManual(t, Config{Classes: classes, InitialLimit: 10, MinLimit: 10, MaxLimit: 10, MinWindowSamples: 1})
+	crit := takeAll(t, l, "critical") // its own calls alone fill the limit
+	require.Len(t, crit, 10)
+	for range 10 {
+		_, err := l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "sheddable shut")
+
+	// The next window turns 2 critical calls away: sheddable is held back from 2 slots more
+	// than the never-lent part, not from all of them.
+	clock.Advance(time.Second)
+	crit[0].Done(nil)
+	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "critical turned away in the window that closed")
+	c, err := l.AcquireClass("critical")
+	require.NoError(t, err, "the slot critical gave back")
+	for range 2 {
+		_, err := l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	clock.Advance(time.Second)
+	crit[1].Done(nil)
+	require.Equal(t, []int64{0, 1 + 2}, classHolds(l), "2 turned away in the window that closed")
+	finishAll(crit[2:])
+	c.Done(nil)
+	requireClassesIdle(t, l)
+}
+
 // classHolds returns what each class may not take of the limit now.
 func classHolds(l *Limiter) []int64 {
 	var h []int64
