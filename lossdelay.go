@@ -23,14 +23,15 @@ import (
 //
 // The first window without loss gives the baseline: its latency is at most the no-load
 // latency plus the queue. Where that window filled its limit, the queue may be its own, or a
-// fleet's that started together: a probe confirms it, a window at half the limit, and while
-// halving brings the latency down by a tenth, there was a queue, and the next window halves
-// again. The limit is never cut by more than half in a window without loss or congestion.
-// With ProbeInterval, a window at half the limit every so many windows, jittered, probes
-// again. Between probes the baseline only falls, with the latency of windows that are not
-// congested; it rises only when RelearnAfter windows in a row were congested and cutting the
-// limit did not bring the latency down: the dependency itself got slower, and the latency of
-// the last window becomes the baseline.
+// fleet's that started together: a probe judges it. A probe is short: half the limit for a
+// fifth of a window at most, and the limit back at once (startProbe). Until two probes read the
+// same latency, every window ends with one, and the limit holds between them, or comes back
+// cut where halving brought the latency down. The limit is never cut by more than half in a
+// window without loss or congestion. With ProbeInterval, a probe every so many windows,
+// jittered, probes again. Between probes the baseline only falls, with the latency of windows
+// that are not congested; it rises only when RelearnAfter windows in a row were congested and
+// cutting the limit did not bring the latency down: the dependency itself got slower, and the
+// latency of the last window becomes the baseline.
 type lossDelay struct {
 	limit     float64
 	minLimit  float64
@@ -47,12 +48,19 @@ type lossDelay struct {
 	relearnAfter  int
 	random        func() float64
 
+	window     float64 // nanoseconds: Config.Window
+	minSamples uint64  // Config.MinWindowSamples
+
 	untilProbe  int     // windows until the next periodic probe
 	probing     bool    // the window under way is a probe's
-	probeFrom   float64 // the latency of the window before the probe, or of the last probe
+	draining    bool    // the probe waits for the calls admitted before it to finish (window.go)
+	until       int64   // clock units: the end of the probe's window at the latest (window.go)
+	resume      int64   // clock units: the end of the window the probe is the first part of (window.go)
+	probeFrom   float64 // the latency of the window before the probe
+	probeFromN  float64 // its samples
+	reading     float64 // what the last probe read while the baseline is not confirmed
+	readingN    float64 // from how many samples; 0 for none
 	afterProbe  float64 // the limit to go back to when the probe ends, before any cut
-	firstLimit  float64 // the limit of the first window the baseline is judged against; 0 once judged
-	firstLatent float64 // its latency
 	startLoss   bool    // a window lost calls before the first baseline
 	regain      float64 // the limit before a streak of loss, regained by doubling; 0 for none
 	stalled     int     // congested windows in a row in which the latency did not fall
@@ -76,6 +84,8 @@ func newLossDelay(c Config) *lossDelay {
 		probeInterval: c.ProbeInterval,
 		relearnAfter:  c.RelearnAfter,
 		random:        c.Random,
+		window:        float64(c.Window),
+		minSamples:    uint64(c.MinWindowSamples),
 	}
 }
 
@@ -90,7 +100,14 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	switch {
 	case a.probing:
 		d.Cause = CauseProbe
-		a.endProbe(mean, lost || capped)
+		if w.samples < a.minSamples && !lost && !capped {
+			// The probe ran the most it may without the samples to read a latency: the
+			// limit comes back, and the next window probes again if it must.
+			a.probing = false
+			a.limit = a.afterProbe
+			break
+		}
+		a.endProbe(mean, w.samples, lost || capped)
 	case lost || capped:
 		d.Cause = CauseDrop
 		if capped {
@@ -100,7 +117,6 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 			a.regain = a.limit
 		}
 		a.startLoss = a.startLoss || a.baseline == 0
-		a.stalled = 0
 		inFlight := w.maxInFlight
 		if early {
 			// The calls that have finished so far may have started before the others; the
@@ -118,7 +134,6 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 			d.Cause = CauseAppLimited
 		}
 		a.baseline = max(mean, 1)
-		a.firstLimit, a.firstLatent = a.limit, mean
 		if w.maxInFlight < int(a.limit) && !a.startLoss {
 			a.confirm()
 		}
@@ -139,7 +154,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		d.Cause = CauseLatency
 	}
 	if !a.probing && d.Cause != CauseProbe && a.baseline > 0 && (!a.confirmed || a.probeDue()) {
-		a.startProbe(mean)
+		a.startProbe(mean, w.samples)
 		d.Cause = CauseProbe
 	}
 	if d.Gradient == 0 && a.confirmed {
@@ -182,6 +197,13 @@ func (a *lossDelay) adjust(w window, d *Decision) {
 		d.Cause = CauseGrowth
 		a.stalled = 0
 		a.learnLower(mean)
+		if !a.confirmed {
+			// The baseline is only an upper bound on the no-load latency: a latency within
+			// tolerance of it says nothing of room to grow, and the probe that ends this
+			// window reads it again.
+			d.Cause = CauseSteady
+			return
+		}
 		if a.limit < a.regain {
 			a.limit = min(2*a.limit, a.regain)
 			return
@@ -225,14 +247,45 @@ func queueGradient(baseline, mean float64) float64 {
 	return clamp(baseline/mean, 0.5, 1)
 }
 
-// startProbe halves the limit for the next window, to measure the latency with half of this
-// limiter's calls, and a fleet's queue if it started together, out of it; from is the
-// latency of the window before.
-func (a *lossDelay) startProbe(from float64) {
-	a.probing = true
-	a.probeFrom = from
+// startProbe halves the limit, to measure the latency with half of this limiter's calls, and
+// a fleet's queue if it started together, out of it; from is the latency of the window
+// before, and samples its samples.
+func (a *lossDelay) startProbe(from float64, samples uint64) {
+	a.probing, a.draining = true, true
+	a.probeFrom, a.probeFromN = from, float64(samples)
 	a.afterProbe = a.limit
 	a.limit = half(a.minLimit, a.limit)
+}
+
+// A probe is short: it waits at half the limit for the calls admitted before it to finish,
+// then measures the latency of the calls admitted at half the limit until it has the samples
+// to read it, and the limit comes back. It runs at most probeShare of a window, whatever
+// its samples, as BBR's ProbeRTT runs about 200 ms.
+const probeShare = 0.2
+
+// drainTime is how long a probe waits for the calls admitted before it: twice the latency
+// they queued at, at most half the probe.
+func (a *lossDelay) drainTime() time.Duration {
+	return duration(min(2*a.probeFrom, a.window*probeShare/2))
+}
+
+// measureTime is how long a probe measures once drained, unless it lacks MinWindowSamples
+// samples: the time its slots take to answer probeSamples calls, or MinWindowSamples where
+// more, and each slot twice, at the latency before the probe, an upper bound on the probe's;
+// at most the rest of the probe.
+func (a *lossDelay) measureTime() time.Duration {
+	calls := max(float64(a.minSamples), probeSamples, 2*a.limit)
+	return duration(min(calls/a.limit*a.probeFrom, a.measureMost()))
+}
+
+// probeSamples is how many samples a probe reads the latency from, where it has the time:
+// with service times as spread as a lognormal's of sigma 0.4, their mean is within 4% of the
+// latency, so that a fall of a tenth is not noise.
+const probeSamples = 100
+
+// measureMost is the longest a probe measures, waiting for MinWindowSamples samples.
+func (a *lossDelay) measureMost() float64 {
+	return a.window*probeShare - float64(a.drainTime())
 }
 
 // half is half of limit, rounded up, so that the published limit is never below half the one
@@ -258,33 +311,50 @@ func (a *lossDelay) confirm() {
 	}
 }
 
-// endProbe takes the probe window's latency as the baseline where it is lower. Where halving
-// brought the latency down by a tenth while the baseline is not yet confirmed, the queue was
-// in it: the next window halves again. Otherwise the limit goes back to where it was before
-// the probe, less a backoff if the probe saw loss, and after the first probe cut by the
-// gradient of the first window's latency.
-func (a *lossDelay) endProbe(mean float64, lost bool) {
+// endProbe ends a probe: the limit comes back at once, less a backoff if the probe saw loss.
+// Where halving brought the latency down, the window before queued calls of its own: before
+// the baseline is confirmed, the limit is then cut by the latency's gradient, at most by
+// half, and with DelayTolerance's allowance where it fell by a tenth or more. Where halving
+// did not bring the latency down by a twentieth, the window before queued nothing of its own
+// worth the name, and the two read the no-load latency: together, more precisely than the
+// probe's samples alone.
+//
+// Before the baseline is confirmed, every window ends with a probe, and the baseline is what
+// the last one read, until one that does not fall reads within a tenth of the one before: the
+// two, together, are the baseline. A fleet's queue, which one limiter's halving does not
+// empty, may be in the first reading, and a fleet started together probes together. Once
+// confirmed, the baseline takes what a probe reads where it is lower.
+func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	a.probing = false
-	if lost {
-		a.limit = a.afterProbe * a.backoff
-		return
-	}
-	fell := mean < 0.9*a.probeFrom
-	a.baseline = min(a.baseline, max(mean, 1))
-	if !a.confirmed && fell {
-		a.probing = true
-		a.probeFrom = mean
-		a.limit = half(a.minLimit, a.limit)
-		return
-	}
 	a.limit = a.afterProbe
-	a.confirm()
-	if a.firstLimit > 0 {
-		// The first window ran at the initial limit, which may be far beyond the
-		// dependency's capacity (a fleet starting at once): cut to the gradient of its
-		// latency, rather than halving window after window from there.
-		a.limit = min(a.limit, a.firstLimit*min(1, a.tolerance*a.baseline/a.firstLatent))
-		a.firstLimit = 0
+	if lost {
+		a.limit *= a.backoff
+		return
+	}
+	read, n := mean, float64(samples)
+	ratio := mean / a.probeFrom
+	// A fall counts where it is beyond what a mean of n samples varies by: twice its standard
+	// error where the latencies' standard deviation is half their mean, and a twentieth.
+	fell := ratio < 1-max(0.05, 1/math.Sqrt(n))
+	if !fell {
+		read = (mean*n + a.probeFrom*a.probeFromN) / (n + a.probeFromN)
+		n += a.probeFromN
+	}
+	switch {
+	case a.confirmed:
+		a.baseline = min(a.baseline, max(read, 1))
+		a.confirm()
+	case fell:
+		a.limit *= clamp(a.tolerance*ratio, 0.5, 1)
+		a.baseline = max(read, 1)
+		a.reading, a.readingN = read, n
+	case a.readingN > 0 && read >= 0.9*a.reading:
+		a.baseline = max((read*n+a.reading*a.readingN)/(n+a.readingN), 1)
+		a.reading, a.readingN = 0, 0
+		a.confirm()
+	default:
+		a.baseline = max(read, 1)
+		a.reading, a.readingN = read, n
 	}
 }
 

@@ -38,8 +38,18 @@ func TestLossDelayStartsWithoutABlackout(t *testing.T) {
 	require.Equal(t, CauseProbe, d.Cause)
 	require.Equal(t, 20, d.LimitAfter, "half the limit, not MinLimit")
 	require.Zero(t, d.LongLatency)
-	// Half the calls, the same latency: no queue of its own. The baseline is measured and the
-	// limit back; then it doubles while latency holds, as TCP's slow start does.
+	// Half the calls, the same latency: no queue of its own, and the limit back at once. A
+	// fleet's queue may still be in that reading: the next window ends with a probe too, and
+	// holds the limit meanwhile.
+	d = a.next(full(20, 10, 0), Decision{})
+	require.Equal(t, CauseProbe, d.Cause)
+	require.Equal(t, 40, d.LimitAfter)
+	require.Zero(t, d.LongLatency, "one reading is not yet a baseline")
+	d = a.next(full(40, 10, 0), Decision{})
+	require.Equal(t, CauseProbe, d.Cause)
+	require.Equal(t, 20, d.LimitAfter, "held, then the second probe")
+	// It reads as much: the baseline is measured. Then the limit doubles while latency holds,
+	// as TCP's slow start does.
 	d = a.next(full(20, 10, 0), Decision{})
 	require.Equal(t, CauseProbe, d.Cause)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
@@ -61,9 +71,9 @@ func TestLossDelayStartsWithoutABlackout(t *testing.T) {
 }
 
 // A fleet that starts far above the capacity: the first window loses most of its calls, and
-// the next ones see the fleet's queue. While halving brings the latency down by a tenth the
-// probe halves again; then the limit comes back cut by the gradient of the first latency.
-// No window without loss cuts the limit to less than half the window before's.
+// the next ones see the fleet's queue. Every window ends with a probe until two read the same
+// latency: while halving brings the latency down, the limit comes back cut by the latency's
+// gradient. No window without loss cuts the limit to less than half the window before's.
 func TestLossDelayFleetStart(t *testing.T) {
 	c, err := Config{Algorithm: LossDelay, InitialLimit: 20}.resolved()
 	require.NoError(t, err)
@@ -73,20 +83,22 @@ func TestLossDelayFleetStart(t *testing.T) {
 	require.Equal(t, 10, d.LimitAfter, "cut by what got through, at most by half")
 	var limits []int
 	previous := d.LimitAfter
-	for _, latency := range []float64{30, 15, 10, 10} {
+	for _, latency := range []float64{
+		30, 15, // a window at 30 ms, its probe at 15: the limit back cut to 10*1.08*15/30
+		15, 10, // 15 ms, its probe at 10: cut to 5.4*1.08*10/15
+		10, 10, // 10 ms, its probe at 10: the two probes agree
+	} {
 		d = a.next(full(previous, latency, 0), Decision{})
 		require.Equal(t, CauseProbe, d.Cause, "%g ms", latency)
 		require.GreaterOrEqual(t, 2*d.LimitAfter, previous, "at most halved without loss")
 		previous = d.LimitAfter
 		limits = append(limits, d.LimitAfter)
 	}
-	// 30 ms: the probe at 5; 15 ms, a tenth lower: at 3 (halves round up); 10 ms, lower
-	// still: at 2; 10 ms again: the baseline, and the limit back to 10 cut by 1.08*10/30.
-	require.Equal(t, []int{5, 3, 2, 3}, limits)
+	require.Equal(t, []int{5, 5, 3, 3, 2, 3}, limits)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
 	d = a.next(full(3, 10, 0), Decision{})
 	require.Equal(t, CauseGrowth, d.Cause)
-	require.Equal(t, 7, d.LimitAfter, "3.6 doubled")
+	require.Equal(t, 7, d.LimitAfter, "3.9 doubled")
 }
 
 func TestLossDelayLossBacksOffAndTeachesNothing(t *testing.T) {
@@ -302,7 +314,7 @@ func TestLossDelayProbesEveryJitteredInterval(t *testing.T) {
 	}
 	// A probe that measures more than the baseline leaves it: it may be a fleet's queue.
 	a := newTestLossDelay(t, Config{InitialLimit: 40, ProbeInterval: 1})
-	a.startProbe(15)
+	a.startProbe(15*ms, 1000)
 	require.Equal(t, 10*time.Millisecond, a.next(full(20, 15, 0), Decision{}).LongLatency)
 	// No periodic probe by default.
 	a = newTestLossDelay(t, Config{InitialLimit: 40})
@@ -333,7 +345,9 @@ func TestLossDelayStaysInBounds(t *testing.T) {
 }
 
 // Through a limiter on a ManualClock: the decisions, their causes and the baseline are
-// published in the snapshot, and the probe's jitter comes from Config.Random.
+// published in the snapshot, and the probe's jitter comes from Config.Random. A probe is
+// short: it waits for the calls admitted before it, measures those admitted at half the
+// limit, and the limit comes back.
 func TestLossDelayOnALimiter(t *testing.T) {
 	var draws int
 	var got []Cause
@@ -341,9 +355,10 @@ func TestLossDelayOnALimiter(t *testing.T) {
 		Algorithm: LossDelay, InitialLimit: 10, MinWindowSamples: 1, ProbeInterval: 4,
 		Random: func() float64 { draws++; return 0.5 },
 	})
-	// n calls at once, taking latency and ending with err; the last one closes the window.
-	window := func(n int, latency time.Duration, err error) Decision {
-		clock.Advance(time.Second - latency)
+	// n calls at once, taking latency and ending with err, after wait; the last one to finish
+	// closes a window that is over.
+	round := func(wait time.Duration, n int, latency time.Duration, err error) {
+		clock.Advance(wait)
 		held := acquireN(t, l, n)
 		clock.Advance(latency - time.Nanosecond)
 		for p := range each(held[1:]) {
@@ -351,26 +366,42 @@ func TestLossDelayOnALimiter(t *testing.T) {
 		}
 		clock.Advance(time.Nanosecond)
 		held[0].Done(err)
-		d := l.Snapshot().Last
-		got = append(got, d.Cause)
-		return d
+		got = append(got, l.Snapshot().Last.Cause)
 	}
-	window(10, 10*time.Millisecond, nil)
+	round(time.Second-10*time.Millisecond, 10, 10*time.Millisecond, nil)
 	require.Equal(t, 5, l.Limit(), "probing at half the limit")
-	require.Zero(t, l.Snapshot().LongLatency, "no baseline published before the probe confirms it")
-	d := window(5, 10*time.Millisecond, nil)
-	require.Equal(t, 10, d.LimitAfter)
+	require.Zero(t, l.Snapshot().LongLatency, "no baseline published before probes confirm it")
+	// The probe drains for twice the latency, 20 ms, then measures for as long as its 5 slots
+	// take to answer 100 calls at 10 ms, at most 200 ms from its start.
+	round(10*time.Millisecond, 5, 10*time.Millisecond, nil)
+	require.Equal(t, 5, l.Limit(), "drained, measuring")
+	require.EqualValues(t, 1, l.Snapshot().Windows, "the drain is no window of its own")
+	round(175*time.Millisecond, 5, 10*time.Millisecond, nil)
+	require.Equal(t, 10, l.Limit(), "the limit back 200 ms after the probe began")
+	require.Zero(t, l.Snapshot().LongLatency, "one reading")
+	// The rest of the window runs at the limit, and ends with the second probe, which reads
+	// as much: the baseline is confirmed.
+	round(790*time.Millisecond, 10, 10*time.Millisecond, nil)
+	require.Equal(t, 5, l.Limit())
+	round(10*time.Millisecond, 5, 10*time.Millisecond, nil)
+	round(175*time.Millisecond, 5, 10*time.Millisecond, nil)
+	require.Equal(t, 10, l.Limit())
 	require.Equal(t, 10*time.Millisecond, l.Snapshot().LongLatency.Round(time.Microsecond))
 	require.Equal(t, 1, draws)
-	for range 4 {
-		window(l.Limit(), 10*time.Millisecond, nil)
+	for _, wait := range []time.Duration{790, 990, 990} {
+		round(wait*time.Millisecond, l.Limit(), 10*time.Millisecond, nil)
 	}
 	require.Equal(t, []Cause{
-		CauseProbe, CauseProbe, // the first probe: start, measure
+		CauseProbe, CauseProbe, CauseProbe, // the first probe: start, (the drain,) end
+		CauseProbe, CauseProbe, CauseProbe, // the second
 		CauseGrowth, CauseGrowth, CauseProbe, // then 4 * (0.5 + 0.5/2) = 3 windows, the third starting the next probe
-		CauseProbe, // which ends
 	}, got)
-	require.Equal(t, 2, draws)
+	require.Equal(t, 40, l.Limit(), "the window grew to 80, and the probe runs at half")
+	round(10*time.Millisecond, 40, 10*time.Millisecond, nil) // its drain
+	round(20*time.Millisecond, 40, 10*time.Millisecond, nil) // its measure: 100 calls on 40 slots
+	require.Equal(t, CauseProbe, l.Snapshot().Last.Cause)
+	require.Equal(t, 80, l.Limit(), "the probe ends")
+	require.Equal(t, 2, draws, "the time to the next probe")
 }
 
 // A window in which most calls time out closes at once, before its end: the limit backs off

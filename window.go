@@ -36,23 +36,43 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	id := l.window.id.Load()
 	read := l.stripes.sum(id)
+	probe, _ := l.algorithm.(*lossDelay)
+	if probe != nil && probe.draining {
+		// LossDelay's probe has waited for the calls admitted before it: what they sampled
+		// queued at the limit before the probe, and is left out. It measures from here, and
+		// its window ends once it has samples enough, or at its bound whatever it has.
+		probe.draining, probe.early = false, false
+		l.read = read
+		l.window.id.Store(id + 1)
+		l.window.end.Store(later(now, l.src.units(probe.measureTime())))
+		probe.until = later(now, l.src.units(duration(probe.measureMost())))
+		return
+	}
 	samples := since(read.samples, l.read.samples)
 	if samples < uint64(l.cfg.MinWindowSamples) {
-		// Too few samples: extend the window by whole windows until it ends after now,
-		// keeping its samples. With no traffic for a while that is several windows at once.
-		over := uint64(now-end) % uint64(l.windowUnits)
-		l.window.end.Store(later(now, l.windowUnits-int64(over)))
-		return
+		if probe != nil && probe.probing {
+			if now < probe.until {
+				l.window.end.Store(probe.until) // the probe waits for samples until its bound
+				return
+			}
+		} else {
+			// Too few samples: extend the window by whole windows until it ends after now,
+			// keeping its samples. With no traffic for a while that is several windows at once.
+			over := uint64(now-end) % uint64(l.windowUnits)
+			l.window.end.Store(later(now, l.windowUnits-int64(over)))
+			return
+		}
 	}
 	latency := float64(since(read.latencyHigh, l.read.latencyHigh))*(1<<32) +
 		float64(since(read.latencyLow, l.read.latencyLow))
 	w := window{
 		samples:     samples,
 		drops:       min(since(read.drops, l.read.drops), samples),
-		meanLatency: latency / float64(samples) * l.src.nanosPerUnit,
+		meanLatency: latency / float64(max(samples, 1)) * l.src.nanosPerUnit,
 		maxInFlight: count(read.maxInFlight),
 	}
 	l.read = read
+	probed := probe != nil && (probe.probing || probe.early)
 	d := Decision{
 		Samples:     count(w.samples),
 		Drops:       count(w.drops),
@@ -74,11 +94,29 @@ func (l *Limiter) closeWindow(now int64) {
 		l.stripes.recount()
 		l.endLeases()
 	}
-	l.window.end.Store(later(now, l.windowUnits))
+	l.window.end.Store(l.nextEnd(now, probed))
 	l.publish(&d)
 	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {
 		l.cfg.OnLimitChange(l.cfg.Name, d)
 	}
+}
+
+// nextEnd is when the window that starts at now ends, where probed says whether the one that
+// ended was a probe's. A window lasts Config.Window, and LossDelay's probe is the first part
+// of one: it begins with its drain, and once it is over, the rest of that window runs at the
+// limit it gave back. So the windows of a fleet's limiters, started together, stay together,
+// and so do their probes.
+func (l *Limiter) nextEnd(now int64, probed bool) int64 {
+	probe, _ := l.algorithm.(*lossDelay)
+	switch {
+	case probe == nil:
+	case probe.draining:
+		probe.resume = later(now, l.windowUnits)
+		return later(now, l.src.units(probe.drainTime()))
+	case probed && !probe.probing && probe.resume > now:
+		return probe.resume
+	}
+	return later(now, l.windowUnits)
 }
 
 // since is how much a cumulative counter grew from before to now. A counter that went
@@ -125,6 +163,9 @@ func (l *Limiter) noteDrop(start int64) {
 	drops := since(read.drops, l.read.drops) + 1
 	if l.window.id.Load() == id && drops >= least && 2*drops > samples {
 		a.early = true // read by the close, which holds closing too
+		if !a.probing {
+			a.resume = l.window.end.Load()
+		}
 		l.window.end.Store(now)
 	}
 }

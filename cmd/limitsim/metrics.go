@@ -21,6 +21,7 @@ type sample struct {
 	timeouts int64   // calls that timed out in the window
 	baseline float64 // the clients' mean of the latency their limiters take as normal, in ns; 0 if none has one
 	limits   []int   // each client's limit; unlimited for no limit
+	probed   bool    // whether a client's limiter probed the no-load latency in the window
 }
 
 // result is what one policy's run measured.
@@ -75,6 +76,8 @@ type recorder struct {
 	heldFrom int64   // instant of the last change of held
 	heldArea float64 // since the last sample, in call-nanoseconds
 	timed    bool    // whether admit and release have been called
+
+	probes []uint64 // each gate's probes at the last sample
 }
 
 // settleWindows is how many windows the settled histogram leaves out: the first
@@ -151,8 +154,17 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 	limit, inFlight := 0, 0
 	baselines, known := 0.0, 0
 	limits := make([]int, len(gates))
+	probed := false
+	if len(r.probes) != len(gates) {
+		r.probes = make([]uint64, len(gates))
+	}
 	for i, g := range gates {
 		limits[i] = g.limit()
+		// A restarted client's gate counts from 0 again.
+		if n := g.probes(); n > r.probes[i] || n < r.probes[i] && n > 0 {
+			probed = true
+		}
+		r.probes[i] = g.probes()
 		if b := g.baseline(); b > 0 {
 			baselines += float64(b)
 			known++
@@ -182,6 +194,7 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 		timeouts: r.timeouts,
 		baseline: baselines / float64(max(known, 1)),
 		limits:   limits,
+		probed:   probed,
 	})
 	r.window.reset()
 	r.answered, r.timeouts = 0, 0

@@ -18,6 +18,7 @@ type gate interface {
 	limit() int // unlimited for no limit
 	inFlight() int
 	baseline() int64 // the latency, in ns, the limiter takes as normal; 0 for none
+	probes() uint64  // the windows so far that began or ended a probe of the no-load latency
 }
 
 const unlimited = math.MaxInt
@@ -144,6 +145,11 @@ func (g limiterGate) limit() int                                 { return g.l.Li
 func (g limiterGate) inFlight() int                              { return g.l.InFlight() }
 func (g limiterGate) baseline() int64                            { return int64(g.l.Snapshot().LongLatency) }
 
+func (g limiterGate) probes() uint64 {
+	kept, up, down := g.l.Snapshot().Decisions(adaptivelimit.CauseProbe)
+	return kept + up + down
+}
+
 // counterGate is a fixed bulkhead: at most max calls at once. It is atomic
 // because the real mode calls it from many goroutines.
 type counterGate struct {
@@ -168,3 +174,4 @@ func (g *counterGate) release(*adaptivelimit.Permit, error) { g.n.Add(-1) }
 func (g *counterGate) limit() int                           { return g.max }
 func (g *counterGate) inFlight() int                        { return int(g.n.Load()) }
 func (g *counterGate) baseline() int64                      { return 0 }
+func (g *counterGate) probes() uint64                       { return 0 }

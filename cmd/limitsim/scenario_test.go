@@ -106,6 +106,32 @@ func TestLossDelayMeetsTheTargetsInEveryScenario(t *testing.T) {
 	}
 }
 
+// In no scenario does a window in which a LossDelay limiter probed the no-load latency answer
+// less than 85% of the calls of the window before, where the capacity was the same in both.
+func TestLossDelayProbesCostLittle(t *testing.T) {
+	for name := range scenarioTargets {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r, _, _ := lossDelayRun(t, name)
+			probes := 0
+			for i, s := range r.timeline {
+				if !s.probed || i == 0 {
+					continue
+				}
+				probes++
+				before := r.timeline[i-1]
+				if s.servers == before.servers && float64(s.answered) < 0.85*float64(before.answered) {
+					t.Errorf("window %d probed and answered %d calls, after %d: %.0f%%", i, s.answered, before.answered,
+						100*float64(s.answered)/float64(before.answered))
+				}
+			}
+			if probes == 0 {
+				t.Error("no window probed")
+			}
+		})
+	}
+}
+
 // blackouts lists the windows in which a client's limit fell below half of the limit the
 // window before, or of InitialLimit for a limiter's first, while the dependency was healthy:
 // no call timed out, and the calls in flight did not exceed the servers left to the clients.
