@@ -137,7 +137,12 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		if w.maxInFlight < int(a.limit) && !a.startLoss {
 			a.confirm()
 		}
-		a.regain = a.maxLimit // slow start, once the baseline is confirmed
+		if !a.startLoss {
+			// Slow start, once the baseline is confirmed. A limiter that lost calls before
+			// found the capacity that way, and a fleet's limiters, started together and
+			// doubling together, would lose calls again.
+			a.regain = a.maxLimit
+		}
 	case float64(w.maxInFlight) < a.limit/2:
 		d.Cause = CauseAppLimited
 		a.learnLower(mean)
@@ -339,6 +344,13 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	if !fell {
 		read = (mean*n + a.probeFrom*a.probeFromN) / (n + a.probeFromN)
 		n += a.probeFromN
+		if a.startLoss && !a.confirmed && ratio < 1 {
+			// Most likely one of a fleet that started together and probes together: a
+			// fall within the noise of this limiter's few samples is the fleet's queue,
+			// emptied by every probe at once, and the limit comes back cut by it, so that
+			// the windows the next probes pool hold less of it.
+			a.limit *= max(ratio, 0.5)
+		}
 	}
 	switch {
 	case a.confirmed:

@@ -96,9 +96,42 @@ func TestLossDelayFleetStart(t *testing.T) {
 	}
 	require.Equal(t, []int{5, 5, 3, 3, 2, 3}, limits)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
+	// No slow start after a start in loss: the losses found the capacity, and a fleet's
+	// limiters doubling together would lose calls again. The limit grows by the pace and, the
+	// latency at the baseline, by IncreaseRatio: 3.9 + 0.44 + 0.78.
 	d = a.next(full(3, 10, 0), Decision{})
 	require.Equal(t, CauseGrowth, d.Cause)
-	require.Equal(t, 7, d.LimitAfter, "3.9 doubled")
+	require.Equal(t, 5, d.LimitAfter)
+}
+
+// A limiter that started in loss is most likely one of a fleet started together: where its
+// probe reads less than the window before, even by less than its few samples vary by, the
+// fleet's queue was in that window, and the limit comes back cut by the ratio. A limiter
+// that did not start in loss gets its limit back whole.
+func TestLossDelayFleetProbeCutsByItsFall(t *testing.T) {
+	c, err := Config{Algorithm: LossDelay, InitialLimit: 40}.resolved()
+	require.NoError(t, err)
+	for _, startLoss := range []bool{true, false} {
+		a := newLossDelay(c)
+		if startLoss {
+			d := a.next(window{samples: 1000, drops: 600, meanLatency: 45 * ms, maxInFlight: 40}, Decision{})
+			require.Equal(t, 20, d.LimitAfter)
+		} else {
+			a.limit = 20
+		}
+		d := a.next(full(20, 11, 0), Decision{})
+		require.Equal(t, CauseProbe, d.Cause)
+		require.Equal(t, 10, d.LimitAfter)
+		// 30 samples at 10 ms after 1,000 at 11: a fall of a eleventh, within the noise of
+		// 30 samples (a fifth), so the window before and the probe read one latency.
+		d = a.next(window{samples: 30, meanLatency: 10 * ms, maxInFlight: 10}, Decision{})
+		require.Equal(t, CauseProbe, d.Cause)
+		if startLoss {
+			require.Equal(t, 18, d.LimitAfter, "20 * 10/11")
+		} else {
+			require.Equal(t, 20, d.LimitAfter)
+		}
+	}
 }
 
 func TestLossDelayLossBacksOffAndTeachesNothing(t *testing.T) {
