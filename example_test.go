@@ -157,10 +157,10 @@ func ExampleConfig_vegas() {
 
 // LossDelay's first window filled its limit, so a short probe follows at half of it: it waits
 // for the calls admitted before it, then measures those admitted at half the limit. The
-// latency does not fall, it was the no-load latency, and the limit comes back; a second probe,
-// a window later, reads the same, and the baseline is measured. Then the limit doubles while
-// latency holds; a window in which most calls time out halves it and teaches the baseline
-// nothing. Every decision says why.
+// latency does not fall, it was the no-load latency: the baseline is measured, and the limit
+// comes back doubled, as the full window before would have had it known the baseline. Then the
+// limit doubles while latency holds; a window in which most calls time out halves it and
+// teaches the baseline nothing. Every decision says why.
 func ExampleConfig_lossDelay() {
 	clock := adaptivelimit.NewManualClock()
 	limiter, _ := adaptivelimit.New(adaptivelimit.Config{
@@ -171,9 +171,9 @@ func ExampleConfig_lossDelay() {
 	})
 	// Each round uses every slot for 10 ms. The first call to finish closes the window; the
 	// others fall in the next one. A probe's wait ends with the first call of the round after
-	// it begins, and its measure with the first call of the round after that. The eighth
-	// round's timeouts count in the ninth window.
-	for _, err := range []error{nil, nil, nil, nil, nil, nil, nil, context.DeadlineExceeded, nil} {
+	// it begins, and its measure with the first call of the round after that. The fifth
+	// round's timeouts count in the sixth window.
+	for _, err := range []error{nil, nil, nil, nil, context.DeadlineExceeded, nil} {
 		clock.Advance(time.Second - 10*time.Millisecond)
 		permits := make([]adaptivelimit.Permit, limiter.Limit())
 		for i := range permits {
@@ -186,12 +186,10 @@ func ExampleConfig_lossDelay() {
 	}
 	// Output:
 	// orders-ld: 20 -> 10 (probe, baseline 0s)
-	// orders-ld: 10 -> 20 (probe, baseline 0s)
-	// orders-ld: 20 -> 10 (probe, baseline 0s)
-	// orders-ld: 10 -> 20 (probe, baseline 10ms)
-	// orders-ld: 20 -> 40 (growth, baseline 10ms)
+	// orders-ld: 10 -> 40 (probe, baseline 10ms)
 	// orders-ld: 40 -> 80 (growth, baseline 10ms)
-	// orders-ld: 80 -> 40 (drop, baseline 10ms)
+	// orders-ld: 80 -> 160 (growth, baseline 10ms)
+	// orders-ld: 160 -> 80 (drop, baseline 10ms)
 }
 
 // Configuration errors carry a code and name the key, the value and the rule.

@@ -24,9 +24,10 @@ import (
 // The first window without loss gives the baseline: its latency is at most the no-load
 // latency plus the queue. Where that window filled its limit, the queue may be its own, or a
 // fleet's that started together: a probe judges it. A probe is short: half the limit for a
-// fifth of a window at most, and the limit back at once (startProbe). Until two probes read the
-// same latency, every window ends with one, and the limit holds between them, or comes back
-// cut where halving brought the latency down. The limit is never cut by more than half in a
+// fifth of a window at most, and the limit back at once (startProbe). Until the probes confirm
+// the baseline (endProbe: one for a limiter alone, two that agree where a fleet may share the
+// queue), every window ends with one, and the limit holds between them, or comes back cut
+// where halving brought the latency down. The limit is never cut by more than half in a
 // window without loss or congestion. With ProbeInterval, a probe every so many windows,
 // jittered, probes again. Between probes the baseline only falls, with the latency of windows
 // that are not congested; it rises only when RelearnAfter windows in a row were congested and
@@ -137,12 +138,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		if w.maxInFlight < int(a.limit) && !a.startLoss {
 			a.confirm()
 		}
-		if !a.startLoss {
-			// Slow start, once the baseline is confirmed. A limiter that lost calls before
-			// found the capacity that way, and a fleet's limiters, started together and
-			// doubling together, would lose calls again.
-			a.regain = a.maxLimit
-		}
+		a.regain = a.maxLimit // slow start, once the baseline is confirmed
 	case float64(w.maxInFlight) < a.limit/2:
 		d.Cause = CauseAppLimited
 		a.learnLower(mean)
@@ -327,8 +323,12 @@ func (a *lossDelay) confirm() {
 // Before the baseline is confirmed, every window ends with a probe, and the baseline is what
 // the last one read, until one that does not fall reads within a tenth of the one before: the
 // two, together, are the baseline. A fleet's queue, which one limiter's halving does not
-// empty, may be in the first reading, and a fleet started together probes together. Once
-// confirmed, the baseline takes what a probe reads where it is lower.
+// empty, may be in the first reading, and a fleet started together probes together. A
+// limiter that did not start in loss needs one probe where it reads within oneReading of the
+// window before: neither held a queue. One that did start in loss is most likely one of a
+// fleet started together: a probe that reads less than the window before, even within the
+// noise, is the fleet's queue emptied by every probe at once, and the limit comes back cut by
+// it. Once confirmed, the baseline takes what a probe reads where it is lower.
 func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	a.probing = false
 	a.limit = a.afterProbe
@@ -345,10 +345,7 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		read = (mean*n + a.probeFrom*a.probeFromN) / (n + a.probeFromN)
 		n += a.probeFromN
 		if a.startLoss && !a.confirmed && ratio < 1 {
-			// Most likely one of a fleet that started together and probes together: a
-			// fall within the noise of this limiter's few samples is the fleet's queue,
-			// emptied by every probe at once, and the limit comes back cut by it, so that
-			// the windows the next probes pool hold less of it.
+			// The fleet's queue, so that the windows the next probes pool hold less of it.
 			a.limit *= max(ratio, 0.5)
 		}
 	}
@@ -360,6 +357,14 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		a.limit *= clamp(a.tolerance*ratio, 0.5, 1)
 		a.baseline = max(read, 1)
 		a.reading, a.readingN = read, n
+	case !a.startLoss && a.readingN == 0 && math.Abs(ratio-1) <= oneReading:
+		a.baseline = max(read, 1)
+		a.confirm()
+		if a.limit < a.regain {
+			// The window before filled its limit at the baseline: the slow start it
+			// would have begun with its baseline known.
+			a.limit = min(2*a.limit, a.regain)
+		}
 	case a.readingN > 0 && read >= 0.9*a.reading:
 		a.baseline = max((read*n+a.reading*a.readingN)/(n+a.readingN), 1)
 		a.reading, a.readingN = 0, 0
@@ -369,6 +374,11 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		a.reading, a.readingN = read, n
 	}
 }
+
+// oneReading is how near the window before a first probe must read, as a share, for the two
+// to confirm the baseline alone, where the limiter did not start in loss: a client alone in
+// front of its dependency probes once.
+const oneReading = 0.05
 
 // learnLower moves the baseline halfway down to an uncongested window's latency where that is
 // lower: the baseline never learns a higher latency from a window.

@@ -38,25 +38,32 @@ func TestLossDelayStartsWithoutABlackout(t *testing.T) {
 	require.Equal(t, CauseProbe, d.Cause)
 	require.Equal(t, 20, d.LimitAfter, "half the limit, not MinLimit")
 	require.Zero(t, d.LongLatency)
-	// Half the calls, the same latency: no queue of its own, and the limit back at once. A
-	// fleet's queue may still be in that reading: the next window ends with a probe too, and
-	// holds the limit meanwhile.
+	// Half the calls, the same latency: no queue of its own, and a limiter that did not start
+	// in loss needs no second probe. The baseline is measured, and the limit comes back at
+	// once, doubled: the window before filled it at the baseline, and slow start begins, as
+	// TCP's does, doubling while latency holds.
 	d = a.next(full(20, 10, 0), Decision{})
+	require.Equal(t, CauseProbe, d.Cause)
+	require.Equal(t, 10*time.Millisecond, d.LongLatency)
+	require.Equal(t, 80, d.LimitAfter)
+	d = a.next(full(80, 10, 0), Decision{})
+	require.Equal(t, CauseGrowth, d.Cause)
+	require.Equal(t, 160, d.LimitAfter)
+
+	// A probe that reads more than oneReading away from the window before, without falling
+	// beyond the noise, leaves the baseline to a second probe.
+	a = newLossDelay(c)
+	a.next(full(40, 10, 0), Decision{})
+	d = a.next(full(20, 10.6, 0), Decision{})
 	require.Equal(t, CauseProbe, d.Cause)
 	require.Equal(t, 40, d.LimitAfter)
 	require.Zero(t, d.LongLatency, "one reading is not yet a baseline")
 	d = a.next(full(40, 10, 0), Decision{})
 	require.Equal(t, CauseProbe, d.Cause)
 	require.Equal(t, 20, d.LimitAfter, "held, then the second probe")
-	// It reads as much: the baseline is measured. Then the limit doubles while latency holds,
-	// as TCP's slow start does.
 	d = a.next(full(20, 10, 0), Decision{})
-	require.Equal(t, CauseProbe, d.Cause)
-	require.Equal(t, 10*time.Millisecond, d.LongLatency)
 	require.Equal(t, 40, d.LimitAfter)
-	d = a.next(full(40, 10, 0), Decision{})
-	require.Equal(t, CauseGrowth, d.Cause)
-	require.Equal(t, 80, d.LimitAfter)
+	require.Equal(t, 10.15, math.Round(d.LongLatency.Seconds()*1e5)/100, "the two readings, with the windows before theirs")
 
 	// A first window that did not fill its limit queued nothing of its own: no probe.
 	a = newLossDelay(c)
@@ -96,12 +103,9 @@ func TestLossDelayFleetStart(t *testing.T) {
 	}
 	require.Equal(t, []int{5, 5, 3, 3, 2, 3}, limits)
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
-	// No slow start after a start in loss: the losses found the capacity, and a fleet's
-	// limiters doubling together would lose calls again. The limit grows by the pace and, the
-	// latency at the baseline, by IncreaseRatio: 3.9 + 0.44 + 0.78.
 	d = a.next(full(3, 10, 0), Decision{})
 	require.Equal(t, CauseGrowth, d.Cause)
-	require.Equal(t, 5, d.LimitAfter)
+	require.Equal(t, 7, d.LimitAfter, "3.9 doubled")
 }
 
 // A limiter that started in loss is most likely one of a fleet started together: where its
@@ -410,24 +414,19 @@ func TestLossDelayOnALimiter(t *testing.T) {
 	require.Equal(t, 5, l.Limit(), "drained, measuring")
 	require.EqualValues(t, 1, l.Snapshot().Windows, "the drain is no window of its own")
 	round(175*time.Millisecond, 5, 10*time.Millisecond, nil)
-	require.Equal(t, 10, l.Limit(), "the limit back 200 ms after the probe began")
-	require.Zero(t, l.Snapshot().LongLatency, "one reading")
-	// The rest of the window runs at the limit, and ends with the second probe, which reads
-	// as much: the baseline is confirmed.
-	round(790*time.Millisecond, 10, 10*time.Millisecond, nil)
-	require.Equal(t, 5, l.Limit())
-	round(10*time.Millisecond, 5, 10*time.Millisecond, nil)
-	round(175*time.Millisecond, 5, 10*time.Millisecond, nil)
-	require.Equal(t, 10, l.Limit())
+	require.Equal(t, 20, l.Limit(), "the limit back 200 ms after the probe began, doubled")
+	// It read as much as the window before, and this limiter did not start in loss: the
+	// baseline is confirmed by one probe, and slow start begins with the rest of the window.
 	require.Equal(t, 10*time.Millisecond, l.Snapshot().LongLatency.Round(time.Microsecond))
 	require.Equal(t, 1, draws)
 	for _, wait := range []time.Duration{790, 990, 990} {
 		round(wait*time.Millisecond, l.Limit(), 10*time.Millisecond, nil)
 	}
 	require.Equal(t, []Cause{
-		CauseProbe, CauseProbe, CauseProbe, // the first probe: start, (the drain,) end
-		CauseProbe, CauseProbe, CauseProbe, // the second
-		CauseGrowth, CauseGrowth, CauseProbe, // then 4 * (0.5 + 0.5/2) = 3 windows, the third starting the next probe
+		CauseProbe, CauseProbe, CauseProbe, // the probe: start, (the drain,) end
+		// then 4 * (0.5 + 0.5/2) = 3 windows, the third starting the next probe; the first, the
+		// rest of the probe's, closed by the probe's last calls, used 5 of its 20 slots
+		CauseAppLimited, CauseGrowth, CauseProbe,
 	}, got)
 	require.Equal(t, 40, l.Limit(), "the window grew to 80, and the probe runs at half")
 	round(10*time.Millisecond, 40, 10*time.Millisecond, nil) // its drain
