@@ -30,8 +30,9 @@ import (
 //     their ceiling again, so the slots they borrowed come back as their calls finish, within
 //     one borrowed call's duration. The lent slots are lent again as the window closes: each
 //     window in which no class above turned a call away halves what was held back so, and
-//     one in which they did holds back no more than the calls they turned away in it and
-//     those waiting, what they lacked.
+//     one in which they did holds back no more than the slots they lacked: the calls they
+//     turned away in it, each for as long as a call of the window held its slot, and those
+//     waiting.
 //
 // So while a higher class's calls are being turned away, a lower class's calls are admitted
 // only below a ceiling that keeps falling, and the least important calls are shed first.
