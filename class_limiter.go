@@ -129,8 +129,11 @@ func (l *Limiter) takeUnenforcedClass(c int) int64 {
 // counts the rejection by class, the one count of a classed limiter's rejections, in one pin.
 func (l *Limiter) rejectClass(c int) (Permit, error) {
 	cs := l.classes
-	// turnAway and countRejected, written out: a rejection makes no more calls.
-	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load())
+	// turnAway and countRejected, written out: a rejection makes no more calls, and the lowest
+	// class's, the most frequent in overload, has no class below it to turn away.
+	if below := len(cs.names); c+1 < below {
+		cs.ceilings.turnedAway(c, below, l.slots.limit.Load())
+	}
 	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
 		bump(&cs.counts[p].rejected[c], 1)
 	} else {
