@@ -1,6 +1,9 @@
 package adaptivelimit
 
-import "sync/atomic"
+import (
+	"math"
+	"sync/atomic"
+)
 
 // ceilings hold back slots of the limit from each class for the classes above it (see
 // Class): a call of class c takes a slot only while the slots taken are below the limit less
@@ -47,10 +50,10 @@ func (cl *ceilings) lend(c int) {
 }
 
 // bound holds back at most short slots from class c, as a window closes in which the classes
-// above it turned short calls away for want of a slot: those calls are what they lacked, and
-// slots held back beyond them would stay idle, since nobody above asked for them. A class
-// whose own bursts now and then fill the limit, while the classes below hold nothing, so
-// holds back what its bursts lacked rather than the whole limit for as long as they recur.
+// above it lacked short slots: slots held back beyond them would stay idle, since nobody
+// above asked for them. A class whose own bursts now and then fill the limit, while the
+// classes below hold nothing, so holds back what its bursts lacked rather than the whole
+// limit for as long as they recur.
 func (cl *ceilings) bound(c int, short int64) {
 	r := &cl.room[c]
 	for v := r.Load(); v > short && !r.CompareAndSwap(v, short); v = r.Load() {
@@ -59,19 +62,37 @@ func (cl *ceilings) bound(c int, short int64) {
 
 // windowClosed lends the slots held back from the classes below the highest class that turned
 // no call away in the window: that rejected none and has nobody waiting. From the classes
-// below one that did, it holds back no more than the calls that the classes above them turned
-// away in the window and those waiting now. It runs as the window closes, in the goroutine
-// that closes it.
-func (cs *classSet) windowClosed() {
-	var short int64 // calls that the classes above turned away in the window, and waiting
+// below one that did, it holds back no more than the slots that the classes above them
+// lacked: the calls they turned away in the window, each for the time a call held a slot in
+// it, and those waiting now. It runs as the window closes, in the goroutine that closes it,
+// with the window's samples and the most calls in flight that they saw.
+func (cs *classSet) windowClosed(samples uint64, maxInFlight int) {
+	var turned uint64 // calls that the classes above turned away in the window
+	var waiting int64 // callers of the classes above waiting now
 	for c := range cs.names {
-		if short == 0 {
+		if turned == 0 && waiting == 0 {
 			cs.ceilings.lend(c)
 		} else {
-			cs.ceilings.bound(c, short)
+			cs.ceilings.bound(c, lacked(turned, samples, maxInFlight)+waiting)
 		}
 		r := cs.rejections(c)
-		short += int64(r-cs.seen[c]) + cs.queues[c].count.Load()
+		turned += r - cs.seen[c]
+		waiting += cs.queues[c].count.Load()
 		cs.seen[c] = r
 	}
+}
+
+// lacked is how many slots the classes above lacked through a window, rounded up: the calls
+// they turned away in it, each for as long as a call of the window held its slot. By
+// Little's law that is at most maxInFlight/samples of the window, so the calls turned away
+// would have held turned*maxInFlight/samples slots on average, and never more than one
+// each. A hundred calls turned away in a second, each of which would have run for 10ms,
+// lacked one slot, not a hundred: holding back more would leave slots idle. Within a window
+// turnedAway still takes back one slot per call, so a burst gets its slots back at once.
+func lacked(turned, samples uint64, maxInFlight int) int64 {
+	if turned == 0 {
+		return 0
+	}
+	n := float64(turned) * float64(max(maxInFlight, 1)) / float64(max(samples, 1))
+	return int64(min(math.Ceil(n), float64(turned)))
 }

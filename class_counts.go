@@ -23,6 +23,12 @@ func (l *Limiter) countAcquired(c int) {
 	procUnpin()
 }
 
+// countShared counts a call of class c that took a slot, after it took it, for a limiter
+// without leases: one whose calls take their slots from the shared count with a
+// compare-and-swap on its line, so that an add on the overflow line beside it costs them
+// less than pinning their P.
+func (cs *classSet) countShared(c int) { atomic.AddUint64(&cs.overflow.acquired[c], 1) }
+
 // countRejected counts a rejected call of class c. A classed limiter's rejections are its
 // classes' (Snapshot.Rejected), so that a rejection counts on one line.
 func (l *Limiter) countRejected(c int) {

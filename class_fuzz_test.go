@@ -5,13 +5,17 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 // Any classes give a limiter or a *ConfigError, never a panic; over any sequence of calls of
-// any class, finishes and moves of the limit, one call at a time (no window closes): a call
-// is admitted only below its class's ceiling, and rejected only at it (no false rejection),
-// the ceiling being the limit less the never-lent parts of the reserves above and one slot
-// for each call of a class above that was turned away, up to the limit (a model kept here);
+// any class, finishes, moves of the limit and windows' closes, one call at a time: a call is
+// admitted only below its class's ceiling, and rejected only at it (no false rejection), the
+// ceiling being the limit less the never-lent parts of the reserves above and what the calls
+// turned away above took back (a model kept here): one slot for each such call, up to the
+// limit; as a window closes, half of it where no class above turned a call away in the
+// window, and otherwise no more than the slots they lacked, the calls turned away times the
+// window's most calls in flight over its samples, rounded up, and at most one a call;
 // the highest class's ceiling is the limit and no class's is above a higher one's (borrowing
 // only downwards); and each class's count in flight, and the limiter's, are exact.
 func FuzzClasses(f *testing.F) {
@@ -21,13 +25,22 @@ func FuzzClasses(f *testing.F) {
 	f.Add("x:0.5,y:0.6", uint16(10), []byte{0})
 	f.Add("hi:0.5,lo:0", uint16(9), []byte{1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0x81, 1})
 	f.Add("hi:0.5,lo:0", uint16(20), []byte{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xca, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0, 0, 0})
+	// Windows that close: one with a call turned away above, with more samples than it, and
+	// one without, in which the slots taken back are lent again by half.
+	f.Add("hi:0.2,lo:0", uint16(9), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0x80, 0, 0xff, 0x80, 0x80, 0x80, 0x80, 1, 1, 0xff, 0x80, 1, 1})
+	// A window without a call turned away above, after one with, lends half.
+	f.Add("hi:0,lo:0", uint16(9), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xfe, 0, 0, 0, 0, 0xff, 0x80, 0x80, 0x80, 0x80, 0xff, 0x80, 1})
+	// A window with fewer samples than calls in flight: each call turned away lacked one slot at most.
+	f.Add("hi:0.2,lo:0", uint16(10), []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0x80, 0, 0x89, 0, 0x89, 0, 0x89, 0, 0, 0x89, 0xff, 0x80, 1, 1, 0xff, 0x80, 0xff, 0x80})
+	f.Add("a:0.3,b:0.3,c:0", uint16(12), []byte{0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 0, 0, 0, 1, 0xff, 0x81, 0x80, 2, 1, 0xff, 0x82, 0, 0, 0, 0, 0, 0xff, 0x80, 0x80})
 	f.Fuzz(func(t *testing.T, text string, limit uint16, ops []byte) {
 		classes, ok := parseClasses(text)
 		if !ok {
 			return
 		}
 		lim := int(limit)%64 + 1
-		l, err := New(Config{Classes: classes, InitialLimit: lim, MinLimit: 1, MaxLimit: 64, Clock: NewManualClock()})
+		clock := NewManualClock()
+		l, err := New(Config{Classes: classes, InitialLimit: lim, MinLimit: 1, MaxLimit: 64, MinWindowSamples: 1, Clock: clock})
 		if err != nil {
 			var ce *ConfigError
 			if !errors.As(err, &ce) || ce.Key != "classes" || ce.Code() == "" || ce.Rule == "" {
@@ -42,7 +55,9 @@ func FuzzClasses(f *testing.F) {
 		n := len(classes)
 		var held []Permit
 		byClass := make([]int, n)
-		room := make([]int, n) // slots taken back from each class by calls turned away above it
+		room := make([]int, n)   // slots taken back from each class by calls turned away above it
+		turned := make([]int, n) // calls of each class turned away in the window
+		windows := l.Snapshot().Windows
 		for _, op := range ops {
 			switch op >> 6 {
 			case 0, 1: // a call of class op%n
@@ -57,6 +72,7 @@ func FuzzClasses(f *testing.F) {
 					for d := c + 1; d < n; d++ {
 						room[d] = min(room[d]+1, max(room[d], l.Limit()))
 					}
+					turned[c]++
 					continue
 				}
 				if before >= ceiling {
@@ -71,8 +87,16 @@ func FuzzClasses(f *testing.F) {
 					held[i].Done(nil)
 					held = append(held[:i], held[i+1:]...)
 				}
-			case 3: // move the limit
-				l.setLimit(int64(op&0x3f) + 1)
+				if s := l.Snapshot(); s.Windows != windows { // that finish closed a window
+					windows = s.Windows
+					closeModel(room, turned, s.Last.Samples, s.Last.MaxInFlight)
+				}
+			case 3:
+				if op&0x3f == 0x3f { // end the window: the next finish closes it
+					clock.Advance(time.Second)
+				} else { // move the limit
+					l.setLimit(int64(op&0x3f) + 1)
+				}
 			}
 			if h := cs.ceilings.hold(0); h != 0 {
 				t.Fatalf("the highest class's ceiling is %d below the limit", h)
@@ -92,6 +116,23 @@ func FuzzClasses(f *testing.F) {
 		finishAll(held)
 		requireClassesIdle(t, l)
 	})
+}
+
+// closeModel is the model of a window's close: from each class below the classes that
+// turned calls away in the window, it takes back no more than the slots those calls would
+// have held, and from the classes below none that did, it lends half of what it took back.
+func closeModel(room, turned []int, samples, maxInFlight int) {
+	above := 0
+	for c := range room {
+		if above == 0 {
+			room[c] /= 2
+		} else {
+			slots := (above*maxInFlight + samples - 1) / samples
+			room[c] = min(room[c], slots, above)
+		}
+		above += turned[c]
+		turned[c] = 0
+	}
 }
 
 // neverLentAbove is the model of what the reserves above class c never lend it under limit:

@@ -36,29 +36,14 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	var n int64
 	counted := false
 	if !cs.dryRun {
-		// takeClass's first step, written out as Acquire writes take's: a call that gets its
-		// slot makes no call to take it.
-		s, own := l.stripes.pin()
-		if w := l.slots.lease.Load(); !l.leases {
-			n = l.slots.takeOne(hold)
-		} else if w&cachedFlag != 0 {
-			n, counted = l.takeLeased(s, own, w, hold), true
-		} else {
-			n = l.slots.takeShared(hold)
-		}
-		if n != 0 {
-			add(&s.class.acquired[c], 1, own)
-		}
-		procUnpin()
-		if n == 0 {
+		if n, counted = l.takeFirst(c, hold); n == 0 {
 			var freed bool
-			if n, counted, freed = l.takeClass(c, hold); freed {
+			if n, counted, freed = l.takeRest(c, hold); freed {
 				l.passOn()
 			}
 			if n == 0 {
 				return l.rejectClass(c)
 			}
-			n &= countMask
 		}
 	} else {
 		n = l.takeUnenforcedClass(c)
@@ -87,15 +72,31 @@ func (l *Limiter) Classes() []string {
 
 // takeClass takes a slot for a call of class c from the limiter's slots (lease.go), where the
 // slots taken are below the limit less hold, what the class's ceiling holds back, and
-// returns its permit's inFlight, or 0; counted and freed as take says. Its first step is
-// take's, written out as Acquire writes it, in the pin of the P that counts the call by
-// class: a call that gets its slot pins its P once and makes no call to take.
+// returns its permit's inFlight, or 0; counted and freed as take says.
 func (l *Limiter) takeClass(c int, hold int64) (f int64, counted, freed bool) {
-	var n int64
+	n, counted := l.takeFirst(c, hold)
+	if n == 0 {
+		if n, counted, freed = l.takeRest(c, hold); n == 0 {
+			return 0, false, freed
+		}
+	}
+	return permitCount(n, c), counted, freed
+}
+
+// takeFirst is take's first step for a call of class c, counting it by class where it gets
+// its slot: the step that admits a call while slots are free, which AcquireClass makes with
+// no further call. Without leases, the call takes its slot with a compare-and-swap on the
+// shared count, and counts itself on the shared overflow line beside (countShared), which
+// costs it less than pinning its P; with them, it takes and counts in one pin of its P.
+func (l *Limiter) takeFirst(c int, hold int64) (n int64, counted bool) {
+	if !l.leases {
+		if n = l.slots.takeOne(hold); n != 0 {
+			l.classes.countShared(c)
+		}
+		return n, false
+	}
 	s, own := l.stripes.pin()
-	if w := l.slots.lease.Load(); !l.leases {
-		n = l.slots.takeOne(hold)
-	} else if w&cachedFlag != 0 {
+	if w := l.slots.lease.Load(); w&cachedFlag != 0 {
 		n, counted = l.takeLeased(s, own, w, hold), true
 	} else {
 		n = l.slots.takeShared(hold)
@@ -104,13 +105,16 @@ func (l *Limiter) takeClass(c int, hold int64) (f int64, counted, freed bool) {
 		add(&s.class.acquired[c], 1, own) // after the slot is taken: see classSet.inFlight
 	}
 	procUnpin()
-	if n == 0 {
-		if n, counted, freed = l.take(hold); n == 0 {
-			return 0, false, freed
-		}
+	return n, counted
+}
+
+// takeRest is take's other steps for a call of class c that takeFirst found no slot for,
+// counting it by class where it gets one.
+func (l *Limiter) takeRest(c int, hold int64) (n int64, counted, freed bool) {
+	if n, counted, freed = l.take(hold); n != 0 {
 		l.countAcquired(c)
 	}
-	return permitCount(n, c), counted, freed
+	return n, counted, freed
 }
 
 // takeUnenforcedClass takes a slot for class c whatever its ceiling in a dry run, counting a
@@ -129,8 +133,11 @@ func (l *Limiter) takeUnenforcedClass(c int) int64 {
 // counts the rejection by class, the one count of a classed limiter's rejections, in one pin.
 func (l *Limiter) rejectClass(c int) (Permit, error) {
 	cs := l.classes
-	// turnAway and countRejected, written out: a rejection makes no more calls.
-	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load())
+	// turnAway and countRejected, written out: a rejection makes no more calls, and the lowest
+	// class's, the most frequent in overload, has no class below it to turn away.
+	if below := len(cs.names); c+1 < below {
+		cs.ceilings.turnedAway(c, below, l.slots.limit.Load())
+	}
 	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
 		bump(&cs.counts[p].rejected[c], 1)
 	} else {

@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Many goroutines in three classes, each holding its slot across a yield, on the real clock
-// (bounded by a count of calls; run with -cpu=1,2,4,8 and the race detector): the calls
+// Many goroutines in three classes, twice as many as the slots or more, each holding its slot
+// across a yield, on the real clock (bounded by a count of calls; run with -cpu=1,2,4,8 and
+// the race detector): the calls
 // holding a slot never exceed the limit, no class holds more than the limit less the
 // never-lent parts of the reserves above it, no count of the calls in flight is above the
 // goroutines, and nothing is left in flight. With a moving limit the bounds are those of
@@ -34,7 +35,9 @@ func TestClassStress(t *testing.T) {
 			v.c.Classes, v.c.Window, v.c.MinWindowSamples = classes, time.Millisecond, 1
 			l, err := New(v.c)
 			require.NoError(t, err)
-			classStress(t, l, 6*runtime.GOMAXPROCS(0), 3000)
+			// More goroutines than slots at any GOMAXPROCS, so that the limit and the ceilings
+			// bind: with fewer, an over-admitting limiter would pass.
+			classStress(t, l, max(6*runtime.GOMAXPROCS(0), 2*v.c.MaxLimit), 1500)
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/resilience4cata/adaptivelimit/internal/names"
 )
@@ -30,8 +29,9 @@ import (
 //     their ceiling again, so the slots they borrowed come back as their calls finish, within
 //     one borrowed call's duration. The lent slots are lent again as the window closes: each
 //     window in which no class above turned a call away halves what was held back so, and
-//     one in which they did holds back no more than the calls they turned away in it and
-//     those waiting, what they lacked.
+//     one in which they did holds back no more than the slots they lacked: the calls they
+//     turned away in it, each for as long as a call of the window held its slot, and those
+//     waiting.
 //
 // So while a higher class's calls are being turned away, a lower class's calls are admitted
 // only below a ceiling that keeps falling, and the least important calls are shed first.
@@ -59,6 +59,7 @@ type ClassSnapshot struct {
 // so that a Permit is no larger.
 type classSet struct {
 	names   []string
+	byBytes byBytes // the classes by their names' bytes (class_lookup.go)
 	reserve []float64
 	dryRun  bool // admit every call, counting those a ceiling would reject
 
@@ -99,42 +100,8 @@ func newClassSet(classes []Class, dryRun bool, ss *stripes) *classSet {
 	for i, c := range classes {
 		cs.names[i], cs.reserve[i] = c.Name, c.Reserve
 	}
+	cs.byBytes.build(cs.names)
 	return cs
-}
-
-// index returns the index of the class called name: the lowest class where none is.
-func (cs *classSet) index(name string) int {
-	if c := cs.same(name); c >= 0 {
-		return c
-	}
-	return cs.lookup(name)
-}
-
-// same returns the index of the class whose name is name's very bytes, or -1. A caller most
-// often names a class with the constant that configured it, which shares its bytes, so this
-// finds it with no call to compare them; lookup compares them.
-func (cs *classSet) same(name string) int {
-	for i, n := range cs.names {
-		if len(n) == len(name) && unsafe.StringData(n) == unsafe.StringData(name) {
-			return i
-		}
-	}
-	return -1
-}
-
-// lookup is index comparing the names' bytes. A name that no class has, other than "", is
-// counted (Snapshot.UnknownClass): it is most often a typo or a class that a caller's
-// configuration has and the limiter's lacks.
-func (cs *classSet) lookup(name string) int {
-	for i, n := range cs.names {
-		if n == name {
-			return i
-		}
-	}
-	if name != "" {
-		cs.countUnknown()
-	}
-	return len(cs.names) - 1
 }
 
 // permitCount is the inFlight of a permit of class c with n calls in flight.

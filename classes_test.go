@@ -198,6 +198,39 @@ func TestClassTurnedAwayHoldsBackWhatItLacked(t *testing.T) {
 	requireClassesIdle(t, l)
 }
 
+// A class turned away in many short bursts holds back the slots its calls would have held,
+// not one slot per call: 20 calls turned away in a window of 101 calls, at most 10 at once,
+// would have held 2 slots through it (Little's law), so sheddable is held back from 2 slots
+// besides the never-lent part, where it was shut for the whole window.
+func TestClassTurnedAwayHoldsBackTheSlotsItLacked(t *testing.T) {
+	classes := []Class{{Name: "critical", Reserve: 0.2}, {Name: "sheddable"}} // 1 slot never lent at 10
+	l, clock := newManual(t, Config{Classes: classes, InitialLimit: 10, MinLimit: 10, MaxLimit: 10, MinWindowSamples: 1})
+	crit := takeAll(t, l, "critical")
+	require.Len(t, crit, 10)
+	clock.Advance(time.Second)
+	crit[0].Done(nil) // closes the first window
+	require.Equal(t, []int64{0, 1 + 1}, classHolds(l), "1 turned away in a window of 1 call: 1 slot")
+
+	for i := range 100 {
+		p, err := l.AcquireClass("critical")
+		require.NoError(t, err)
+		if i%5 == 0 {
+			_, err = l.AcquireClass("critical")
+			require.ErrorIs(t, err, ErrLimitExceeded)
+		}
+		p.Done(nil)
+	}
+	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "shut within the window: one slot back per call turned away")
+	clock.Advance(time.Second)
+	crit[1].Done(nil)
+	require.Equal(t, []int64{0, 1 + 2}, classHolds(l), "20 calls of 101 turned away, 10 at once: 2 slots")
+	s := l.Snapshot()
+	require.Equal(t, 101, s.Last.Samples)
+	require.Equal(t, 10, s.Last.MaxInFlight)
+	finishAll(crit[2:])
+	requireClassesIdle(t, l)
+}
+
 // classHolds returns what each class may not take of the limit now.
 func classHolds(l *Limiter) []int64 {
 	var h []int64

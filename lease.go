@@ -39,13 +39,15 @@ import (
 // less what its class's ceiling holds back (class_ceiling.go) in place of the limit: a compare
 // more, on a line that changes only as the limit moves or a class is turned away. The count
 // is the classless calls' one, so at most limit calls of all classes together hold a slot,
-// whatever the ceilings read; a ceiling only decides which calls get the slots. A classed call
-// pins its P to take its slot, also where no cache may hold one, and in that pin counts itself
-// by class on its P's line (class_counts.go), after it took the slot; it counts itself as
-// freeing the slot in the pin that frees it, before it frees it. AcquireClass and done write
-// these steps out, as Acquire and done write take's and release's: a classed call costs a
-// classless one's steps, its ceiling's two loads, a pin and its counts by class. A dry run's
-// classed calls take no lease: they add to the count.
+// whatever the ceilings read; a ceiling only decides which calls get the slots. Under leases a
+// classed call pins its P to take its slot, also where no cache may hold one, and in that pin
+// counts itself by class on its P's line (class_counts.go), after it took the slot; without
+// them (one P when New ran) it takes its slot as a classless call does and counts itself on
+// the shared overflow line, an add that costs less than a pin beside the compare-and-swap that
+// already writes a shared line. It counts itself as freeing the slot in the pin that frees
+// it, before it frees it. So a classed call costs a classless one's steps, its class's lookup
+// (class_lookup.go), its ceiling's two loads and its counts by class. A dry run's classed
+// calls take no lease: they add to the count.
 //
 // Each call reports the calls in flight with it, itself included. Where the lease word, read
 // before the count, says that no cache may hold an idle slot, that is the count (a slot that

@@ -87,7 +87,7 @@ func (l *Limiter) closeWindow(now int64) {
 		l.passOn() // the new slots go to waiters first
 	}
 	if l.mode == classed {
-		l.classes.windowClosed()
+		l.classes.windowClosed(w.samples, w.maxInFlight)
 	}
 	l.window.id.Store(id + 1)
 	if l.leases {

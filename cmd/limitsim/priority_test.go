@@ -11,12 +11,15 @@ import (
 // default bounds: the critical class's goodput at least 99% of what it offered throughout, and
 // the total at least 95% of the capacity. Throughout is each phase of the profile: before,
 // during and after the halving, so that the healthy thirds cannot hide the halved one. The
-// worst single window is not held to it: in the window in which the capacity halves, the
-// limit is still the one that filled the whole capacity, critical calls queue behind it and
-// some time out before the limiter moves once the window ends; the test holds it to 97%.
+// worst single window is not held to it but to 96.5%: in the window in which the capacity
+// halves, the limit is still the one that filled the whole capacity, critical calls queue
+// behind it and some time out before the limiter moves once the window ends; and in the
+// first windows the limit may lie below what the critical calls' bursts ask for by
+// themselves (AIMD with seed 1: a timeout in window 2 takes its limit from 21 to 18, and in
+// window 3 the critical calls alone, 12.5 slots on average, exceed it in 3% of their calls).
 const (
 	criticalTarget       = 0.99
-	criticalWindowTarget = 0.97
+	criticalWindowTarget = 0.965
 	priorityTarget       = 0.95
 )
 
@@ -28,11 +31,34 @@ const (
 	halvedSheddableTarget = 0.02
 )
 
-// totalMisses lists the algorithms whose total goodput, at the library's default bounds,
-// the test does not hold to priorityTarget, with why: their limit grows from InitialLimit 20
-// by about one slot a window, and they miss it without classes too (the step scenario, same
-// profile and load, seed 1: Gradient2 91.7%, AIMD 91.1% of the capacity).
-var totalMisses = map[string]bool{"gradient2": true, "aimd": true}
+// totalFloors are the totals, shares of the capacity, to which the test holds the algorithms
+// that the library's default bounds keep from priorityTarget, by -critical; measured with
+// seed 1 and rounded down to the percent, so that a change that loses capacity fails.
+//   - Gradient2 and AIMD regrow their limit from InitialLimit 20, and after the halving, by
+//     about a slot a window, and miss the target without classes too (the step scenario,
+//     same profile and load: 91.7% and 91.1%). With classes, what the ceilings hold back for
+//     the critical calls' bursts, 5-8 slots, is idle between the bursts, and while their
+//     limit, not the dependency, bounds the goodput, that is goodput lost: with a fixed hold
+//     instead of the ceilings, Gradient2 got 91.2% at 1 slot, 89.2% at 5 (the least that
+//     answers 99% of the critical calls in each phase), 87.4% at 8. AIMD's total depends on
+//     when its calls' service times happen to exceed the timeout, each such window cutting its
+//     limit by a tenth: over seeds 1-6 it averaged 87.4% with classes, 91.3% without; seed 1
+//     draws 5 such windows before the halving with classes, 3 without.
+//   - With -critical 0.6 the critical calls alone ask for 30 slots of a limit that starts at
+//     20, so the sheddable ones are shut until the limit has grown past the critical calls'
+//     bursts, as the priorities ask, and the slots the bursts leave idle in between are lost.
+//     Vegas, whose limit stays where its latency stopped falling while only critical calls
+//     ran, loses most of its 5% there.
+var totalFloors = map[float64]map[string]float64{
+	defaultCritical: {"gradient2": 0.88, "aimd": 0.79},
+	0.6:             {"gradient2": 0.86, "aimd": 0.88, "vegas": 0.94},
+}
+
+// startCriticalFloor is what the test holds the critical calls to before the halving with
+// -critical 0.6, rather than criticalTarget: they ask for 30 slots of a limit that starts at
+// 20, and the first windows turn a third of them away whatever the classes do (measured with
+// seed 1: 92.2-97.5% of them answered in that phase).
+const startCriticalFloor = 0.92
 
 var adaptiveKinds = "gradient2,aimd,vegas,lossdelay"
 
@@ -72,11 +98,15 @@ func priorityMisses(r *result, prof profile, sc *scenario) []string {
 	return append(misses, totalMiss(r, prof, sc)...)
 }
 
-// totalMiss is the total's target, where the policy is held to it.
+// totalMiss is the total's target, or the policy's floor where totalFloors has one.
 func totalMiss(r *result, prof profile, sc *scenario) []string {
 	capacity := prof.capacityCalls(int64(sc.duration), sc.serviceMean.Seconds(), sc.offeredLimit())
-	if got := float64(r.total().completed) / capacity; got < priorityTarget && !totalMisses[r.policy.kind] {
-		return []string{fmt.Sprintf("goodput %.1f%% of the capacity, want at least %.0f%%", 100*got, 100*priorityTarget)}
+	want := priorityTarget
+	if floor, ok := totalFloors[sc.critical][r.policy.kind]; ok {
+		want = floor
+	}
+	if got := float64(r.total().completed) / capacity; got < want {
+		return []string{fmt.Sprintf("goodput %.1f%% of the capacity, want at least %.0f%%", 100*got, 100*want)}
 	}
 	return nil
 }
@@ -97,15 +127,16 @@ func TestPriorityKeepsTheCriticalClassWithEveryAlgorithm(t *testing.T) {
 
 // When the critical calls alone ask for more than the halved capacity, the sheddable ones are
 // shed first: nearly all of them while it is halved, and the critical ones get what is left.
-// After the halving the critical calls are held to criticalTarget. Before it they are not:
-// the limit grows from the library's InitialLimit of 20, about a slot a window for AIMD,
-// under critical calls that ask for 30 slots (measured with seed 1: 92.4-97.6% of them
-// answered in that phase).
+// After the halving the critical calls are held to criticalTarget, before it to
+// startCriticalFloor, and the total to its target or the policy's floor (totalMiss).
 func TestPriorityShedsTheSheddableClassFirst(t *testing.T) {
 	results, prof, sc := priorityRun(t, "-policies", adaptiveKinds, "-critical", "0.6")
 	for _, r := range results {
 		t.Run(r.policy.kind, func(t *testing.T) {
 			critical, sheddable := r.classes[0].phases(prof, int64(sc.window)), r.classes[1].phases(prof, int64(sc.window))
+			if critical[0] < startCriticalFloor {
+				t.Errorf("critical goodput %.1f%% of offered before the halving, want at least %.0f%%", 100*critical[0], 100*startCriticalFloor)
+			}
 			if critical[1] < halvedCriticalTarget {
 				t.Errorf("critical goodput %.1f%% of offered while the capacity is halved, want at least %.0f%%", 100*critical[1], 100*halvedCriticalTarget)
 			}
@@ -114,6 +145,9 @@ func TestPriorityShedsTheSheddableClassFirst(t *testing.T) {
 			}
 			if critical[2] < criticalTarget {
 				t.Errorf("critical goodput %.1f%% of offered after the halving, want at least %.0f%%", 100*critical[2], 100*criticalTarget)
+			}
+			for _, miss := range totalMiss(r, prof, sc) {
+				t.Error(miss)
 			}
 			if r.leaked != 0 {
 				t.Errorf("%d slots still held after the run drained", r.leaked)
