@@ -25,9 +25,10 @@ import (
 // latency plus the queue. Where that window filled its limit, the queue may be its own, or a
 // fleet's that started together: a probe judges it. A probe is short: half the limit for a
 // fifth of a window at most, and the limit back at once (startProbe). Until the probes confirm
-// the baseline (endProbe: one for a limiter alone, two that agree where a fleet may share the
-// queue), every window ends with one, and the limit holds between them, or comes back cut
-// where halving brought the latency down. The limit is never cut by more than half in a
+// the baseline (endProbe: one for a limiter alone, two that agree otherwise), every window
+// ends with one, and the limit holds between them, or comes back cut where halving brought
+// the latency down. A limiter that lost calls before its first baseline, most likely one of a
+// fleet started together beyond the capacity, probes it in whole windows (endWholeProbe). The limit is never cut by more than half in a
 // window without loss or congestion. With ProbeInterval, a probe every so many windows,
 // jittered, probes again. Between probes the baseline only falls, with the latency of windows
 // that are not congested; it rises only when RelearnAfter windows in a row were congested and
@@ -54,6 +55,7 @@ type lossDelay struct {
 
 	untilProbe  int     // windows until the next periodic probe
 	probing     bool    // the window under way is a probe's
+	whole       bool    // the probe under way lasts whole windows: a fleet's start (endWholeProbe)
 	draining    bool    // the probe waits for the calls admitted before it to finish (window.go)
 	until       int64   // clock units: the end of the probe's window at the latest (window.go)
 	resume      int64   // clock units: the end of the window the probe is the first part of (window.go)
@@ -63,6 +65,8 @@ type lossDelay struct {
 	readingN    float64 // from how many samples; 0 for none
 	afterProbe  float64 // the limit to go back to when the probe ends, before any cut
 	startLoss   bool    // a window lost calls before the first baseline
+	firstLimit  float64 // the limit of the first window the baseline is judged against; 0 once judged
+	firstLatent float64 // its latency
 	regain      float64 // the limit before a streak of loss, regained by doubling; 0 for none
 	stalled     int     // congested windows in a row in which the latency did not fall
 	stallFrom   float64 // the latency of the first of them
@@ -101,6 +105,10 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	switch {
 	case a.probing:
 		d.Cause = CauseProbe
+		if a.whole {
+			a.endWholeProbe(mean, lost || capped)
+			break
+		}
 		if w.samples < a.minSamples && !lost && !capped {
 			// The probe ran the most it may without the samples to read a latency: the
 			// limit comes back, and the next window probes again if it must.
@@ -135,6 +143,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 			d.Cause = CauseAppLimited
 		}
 		a.baseline = max(mean, 1)
+		a.firstLimit, a.firstLatent = a.limit, mean
 		if w.maxInFlight < int(a.limit) && !a.startLoss {
 			a.confirm()
 		}
@@ -252,7 +261,8 @@ func queueGradient(baseline, mean float64) float64 {
 // a fleet's queue if it started together, out of it; from is the latency of the window
 // before, and samples its samples.
 func (a *lossDelay) startProbe(from float64, samples uint64) {
-	a.probing, a.draining = true, true
+	a.whole = a.startLoss && !a.confirmed
+	a.probing, a.draining = true, !a.whole
 	a.probeFrom, a.probeFromN = from, float64(samples)
 	a.afterProbe = a.limit
 	a.limit = half(a.minLimit, a.limit)
@@ -344,10 +354,6 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	if !fell {
 		read = (mean*n + a.probeFrom*a.probeFromN) / (n + a.probeFromN)
 		n += a.probeFromN
-		if a.startLoss && !a.confirmed && ratio < 1 {
-			// The fleet's queue, so that the windows the next probes pool hold less of it.
-			a.limit *= max(ratio, 0.5)
-		}
 	}
 	switch {
 	case a.confirmed:
@@ -373,6 +379,33 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		a.baseline = max(read, 1)
 		a.reading, a.readingN = read, n
 	}
+}
+
+// endWholeProbe ends a probe of whole windows, a limiter's first after it lost calls before
+// its first baseline: most likely one of a fleet that started together beyond the
+// dependency's capacity, whose probes, run together, empty the fleet's queue. A short probe
+// at the one or two slots that each of many such limiters holds reads too few calls to tell
+// that queue from the noise (docs/algorithms.md); a window reads enough. The probe's latency
+// is the baseline where it is lower. Where halving brought the latency down by a tenth, the
+// queue was in it, and the next window halves again. Otherwise the limit goes back to where it
+// was before the probe, less a backoff if the probe saw loss, and cut by the gradient of the
+// first window's latency, which ran at the initial limit: rather than halving window after
+// window from there.
+func (a *lossDelay) endWholeProbe(mean float64, lost bool) {
+	a.probing = false
+	if lost {
+		a.limit = a.afterProbe * a.backoff
+		return
+	}
+	a.baseline = min(a.baseline, max(mean, 1))
+	if mean < 0.9*a.probeFrom {
+		a.probing = true
+		a.probeFrom = mean
+		a.limit = half(a.minLimit, a.limit)
+		return
+	}
+	a.limit = min(a.afterProbe, a.firstLimit*min(1, a.tolerance*a.baseline/a.firstLatent))
+	a.confirm()
 }
 
 // oneReading is how near the window before a first probe must read, as a share, for the two

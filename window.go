@@ -50,7 +50,7 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	samples := since(read.samples, l.read.samples)
 	if samples < uint64(l.cfg.MinWindowSamples) {
-		if probe != nil && probe.probing {
+		if probe != nil && probe.probing && !probe.whole {
 			if now < probe.until {
 				l.window.end.Store(probe.until) // the probe waits for samples until its bound
 				return
@@ -105,7 +105,8 @@ func (l *Limiter) closeWindow(now int64) {
 // ended was a probe's. A window lasts Config.Window, and LossDelay's probe is the first part
 // of one: it begins with its drain, and once it is over, the rest of that window runs at the
 // limit it gave back. So the windows of a fleet's limiters, started together, stay together,
-// and so do their probes.
+// and so do their probes. Before the baseline is confirmed, a window that closed early for its
+// loss is followed by a whole one, as a fleet's whole-window probes (endWholeProbe) are.
 func (l *Limiter) nextEnd(now int64, probed bool) int64 {
 	probe, _ := l.algorithm.(*lossDelay)
 	switch {
@@ -113,7 +114,7 @@ func (l *Limiter) nextEnd(now int64, probed bool) int64 {
 	case probe.draining:
 		probe.resume = later(now, l.windowUnits)
 		return later(now, l.src.units(probe.drainTime()))
-	case probed && !probe.probing && probe.resume > now:
+	case probed && !probe.probing && probe.resume > now && probe.confirmed:
 		return probe.resume
 	}
 	return later(now, l.windowUnits)
