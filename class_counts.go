@@ -23,10 +23,9 @@ func (l *Limiter) countAcquired(c int) {
 	procUnpin()
 }
 
-// countShared counts a call of class c that took a slot, after it took it, for a limiter
-// without leases: one whose calls take their slots from the shared count with a
-// compare-and-swap on its line, so that an add on the overflow line beside it costs them
-// less than pinning their P.
+// countShared counts a call of class c that took a slot, after it took it, on the shared
+// overflow line: for a limiter without leases, whose calls take their slots with a
+// compare-and-swap on the shared count's line (AcquireClass).
 func (cs *classSet) countShared(c int) { atomic.AddUint64(&cs.overflow.acquired[c], 1) }
 
 // countRejected counts a rejected call of class c. A classed limiter's rejections are its

@@ -36,7 +36,27 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	var n int64
 	counted := false
 	if !cs.dryRun {
-		if n, counted = l.takeFirst(c, hold); n == 0 {
+		// take's first step, written out as Acquire writes it, with the count by class in its
+		// pin: a call that gets its slot makes no call to take it. Without leases (one P when
+		// New ran) the call takes its slot as a classless one does, and counts itself on the
+		// shared overflow line (countShared), which costs it less than pinning its P.
+		if !l.leases {
+			if n = l.slots.takeOne(hold); n != 0 {
+				cs.countShared(c)
+			}
+		} else {
+			s, own := l.stripes.pin()
+			if w := l.slots.lease.Load(); w&cachedFlag != 0 {
+				n, counted = l.takeLeased(s, own, w, hold), true
+			} else {
+				n = l.slots.takeShared(hold)
+			}
+			if n != 0 {
+				add(&s.class.acquired[c], 1, own) // after the slot is taken: see classSet.inFlight
+			}
+			procUnpin()
+		}
+		if n == 0 {
 			var freed bool
 			if n, counted, freed = l.takeRest(c, hold); freed {
 				l.passOn()
@@ -72,44 +92,18 @@ func (l *Limiter) Classes() []string {
 
 // takeClass takes a slot for a call of class c from the limiter's slots (lease.go), where the
 // slots taken are below the limit less hold, what the class's ceiling holds back, and
-// returns its permit's inFlight, or 0; counted and freed as take says.
+// returns its permit's inFlight, or 0; counted and freed as take says. It serves waiters, off
+// the path of a call that finds a slot free (AcquireClass).
 func (l *Limiter) takeClass(c int, hold int64) (f int64, counted, freed bool) {
-	n, counted := l.takeFirst(c, hold)
+	n, counted, freed := l.takeRest(c, hold)
 	if n == 0 {
-		if n, counted, freed = l.takeRest(c, hold); n == 0 {
-			return 0, false, freed
-		}
+		return 0, false, freed
 	}
 	return permitCount(n, c), counted, freed
 }
 
-// takeFirst is take's first step for a call of class c, counting it by class where it gets
-// its slot: the step that admits a call while slots are free, which AcquireClass makes with
-// no further call. Without leases, the call takes its slot with a compare-and-swap on the
-// shared count, and counts itself on the shared overflow line beside (countShared), which
-// costs it less than pinning its P; with them, it takes and counts in one pin of its P.
-func (l *Limiter) takeFirst(c int, hold int64) (n int64, counted bool) {
-	if !l.leases {
-		if n = l.slots.takeOne(hold); n != 0 {
-			l.classes.countShared(c)
-		}
-		return n, false
-	}
-	s, own := l.stripes.pin()
-	if w := l.slots.lease.Load(); w&cachedFlag != 0 {
-		n, counted = l.takeLeased(s, own, w, hold), true
-	} else {
-		n = l.slots.takeShared(hold)
-	}
-	if n != 0 {
-		add(&s.class.acquired[c], 1, own) // after the slot is taken: see classSet.inFlight
-	}
-	procUnpin()
-	return n, counted
-}
-
-// takeRest is take's other steps for a call of class c that takeFirst found no slot for,
-// counting it by class where it gets one.
+// takeRest is take for a call of class c, counting it by class where it gets its slot: all
+// of take for a waiter, and its steps after the first for AcquireClass.
 func (l *Limiter) takeRest(c int, hold int64) (n int64, counted, freed bool) {
 	if n, counted, freed = l.take(hold); n != 0 {
 		l.countAcquired(c)

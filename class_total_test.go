@@ -16,11 +16,30 @@ import (
 // The short pool: hi and lo hold 10 slots each under a limit of 20, the limit falls to 10,
 // and 10 hi calls and 1 lo call finish: 9 calls hold a slot under a limit of 10. Of two hi
 // calls made at the same instant one is admitted, never both. The fixed-share pools admitted
-// both in every run at GOMAXPROCS 2 (issue 27).
+// both in every run at GOMAXPROCS 2 (issue 27). Also for a limiter built at GOMAXPROCS 1,
+// without leases, whose calls take their slots by another path, and then raised.
 func TestClassHardTotalShortPool(t *testing.T) {
+	for _, alone := range []bool{false, true} {
+		t.Run(fmt.Sprintf("built alone=%v", alone), func(t *testing.T) {
+			classHardTotalShortPool(t, alone)
+		})
+	}
+}
+
+func classHardTotalShortPool(t *testing.T, alone bool) {
 	classes := []Class{{"hi", 0.5}, {"lo", 0}}
+	before := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(before)
 	for range 1000 {
-		l := newClassed(t, 20, classes)
+		var l *Limiter
+		if alone {
+			runtime.GOMAXPROCS(1)
+			l = newClassed(t, 20, classes)
+			runtime.GOMAXPROCS(max(before, 2))
+			require.False(t, l.leases)
+		} else {
+			l = newClassed(t, 20, classes)
+		}
 		lo := acquireClassN(t, l, "lo", 10)
 		hi := acquireClassN(t, l, "hi", 10)
 		l.setLimit(10)
