@@ -28,9 +28,9 @@ import (
 // the baseline (endProbe: one for a limiter alone, two that agree otherwise), every window
 // ends with one, and the limit holds between them, or comes back cut where halving brought
 // the latency down. A limiter that lost calls before its first baseline, most likely one of a
-// fleet started together beyond the capacity, probes it in whole windows (endWholeProbe). The limit is never cut by more than half in a
-// window without loss or congestion. With ProbeInterval, a probe every so many windows,
-// jittered, probes again. Between probes the baseline only falls, with the latency of windows
+// fleet started together beyond the capacity, probes it in whole windows (endWholeProbe).
+// The limit is never cut by more than half in a window without loss or congestion. With
+// ProbeInterval, a probe every so many windows, jittered, probes again. Between probes the baseline only falls, with the latency of windows
 // that are not congested; it rises only when RelearnAfter windows in a row were congested and
 // cutting the limit did not bring the latency down: the dependency itself got slower, and the
 // latency of the last window becomes the baseline.
@@ -333,12 +333,10 @@ func (a *lossDelay) confirm() {
 // Before the baseline is confirmed, every window ends with a probe, and the baseline is what
 // the last one read, until one that does not fall reads within a tenth of the one before: the
 // two, together, are the baseline. A fleet's queue, which one limiter's halving does not
-// empty, may be in the first reading, and a fleet started together probes together. A
-// limiter that did not start in loss needs one probe where it reads within oneReading of the
-// window before: neither held a queue. One that did start in loss is most likely one of a
-// fleet started together: a probe that reads less than the window before, even within the
-// noise, is the fleet's queue emptied by every probe at once, and the limit comes back cut by
-// it. Once confirmed, the baseline takes what a probe reads where it is lower.
+// empty, may be in the first reading. A limiter that did not start in loss needs one probe
+// where it reads within oneReading of the window before: neither held a queue. (One that
+// started in loss probes its first baseline in whole windows: endWholeProbe.) Once
+// confirmed, the baseline takes what a probe reads where it is lower.
 func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	a.probing = false
 	a.limit = a.afterProbe
@@ -424,7 +422,9 @@ func (a *lossDelay) learnLower(mean float64) {
 // stall counts a congested window and reports whether the latency has stayed within a tenth
 // of the first of RelearnAfter or more such windows in a row while they cut the limit to a
 // quarter: a queue of this limiter's own making would have shrunk. A limit held at MinLimit
-// is no such evidence: in a fleet, the others' calls keep the queue.
+// is no such evidence: in a fleet, the others' calls keep the queue. Windows of loss between
+// them do not break the run: a dependency that got slower times calls out too (the shift
+// scenario: 37% of the capacity where they did).
 func (a *lossDelay) stall(mean float64) bool {
 	if a.stalled == 0 || mean < 0.9*a.stallFrom {
 		a.stalled, a.stallFrom, a.stallBefore = 0, mean, a.limit
