@@ -9,12 +9,16 @@ import (
 // Class): a call of class c takes a slot only while the slots taken are below the limit less
 // hold(c). Every classed call reads its class's two words, so they share one line, written
 // only when they change: as the limit moves, while a class's calls are turned away until the
-// classes below it are shut, and as a window closes.
+// classes below it are shut, and as a window closes. A rejected call reads its class's word
+// of shut, on the next line, written as the classes below it are shut and as a window closes.
 type ceilings struct {
 	_    pad
 	kept [ClassesCeiling]atomic.Int64 // by class: the never-lent parts of the reserves above it
 	room [ClassesCeiling]atomic.Int64 // by class: what the classes above it took back lately
+	shut [ClassesCeiling]atomic.Int64 // by class: closes<<32 | a limit at which the classes below it are shut
 	_    pad
+
+	closes int64 // the windows closed, owned by the goroutine that closes them
 }
 
 // hold returns what class c may not take of the limit. It is 0 for the highest class.
@@ -31,12 +35,57 @@ func (cl *ceilings) keep(c int, n int64) {
 // turnedAway holds one more slot back from each of the classes below class c, of classes,
 // where it holds back less than limit, at which a class is shut: a call of class c was
 // turned away for want of a slot. A class shut stays so whatever more calls are turned away,
-// so that steady overload writes nothing here.
-func (cl *ceilings) turnedAway(c, classes int, limit int64) {
+// so that steady overload writes nothing here; and once every class below c is shut at a
+// limit, c's word of shut says so (shutAt), so that a call of c turned away under that limit
+// or a lower one reads that word rather than each class's, and makes no call here. The
+// lowest class has no class below it: its word says so at every limit. s is c's word, read
+// before anything else.
+//
+// Only a window's close lowers what is held back, and it then writes every class's word of
+// shut with the count of closes, after lend and bound (reopen): so a word that says shut,
+// written by a compare-and-swap from s, read before the classes below c, holds only while no
+// window closed since those reads. One call would have to stop between two of its steps for
+// 2^32 closes to be misled by the count's wrapping around.
+func (cl *ceilings) turnedAway(c, classes int, limit, s int64) {
+	if cl.takeBack(c, classes, limit) {
+		cl.markShut(c, limit, s)
+	}
+}
+
+// takeBack holds one more slot back from each class below class c, of classes, that holds
+// back less than limit, and reports whether they all hold back limit or more now.
+func (cl *ceilings) takeBack(c, classes int, limit int64) (shut bool) {
+	shut = true
 	for d := c + 1; d < classes; d++ {
 		r := &cl.room[d]
-		for v := r.Load(); v < limit && !r.CompareAndSwap(v, v+1); v = r.Load() {
+		v := r.Load()
+		for v < limit && !r.CompareAndSwap(v, v+1) {
+			v = r.Load()
 		}
+		shut = shut && v+1 >= limit
+	}
+	return shut
+}
+
+// markShut makes class c's word of shut say that the classes below c are shut at limit,
+// where it still holds s, read before takeBack found them so: where no window closed since.
+func (cl *ceilings) markShut(c int, limit, s int64) {
+	cl.shut[c].CompareAndSwap(s, s&^math.MaxUint32|limit)
+}
+
+// shutAt returns class c's word of shut, and whether it says that the classes below c are
+// shut at limit, so that a call of c turned away takes nothing back (turnedAway).
+func (cl *ceilings) shutAt(c int, limit int64) (s int64, shut bool) {
+	s = cl.shut[c].Load()
+	return s, uint32(limit) <= uint32(s)
+}
+
+// reopen says of every class but the lowest, of classes, that the classes below it may no
+// longer be shut, as a window closes, after lend and bound (see turnAway).
+func (cl *ceilings) reopen(classes int) {
+	cl.closes++
+	for c := range classes - 1 {
+		cl.shut[c].Store(cl.closes << 32)
 	}
 }
 
@@ -80,6 +129,7 @@ func (cs *classSet) windowClosed(samples uint64, maxInFlight int) {
 		waiting += cs.queues[c].count.Load()
 		cs.seen[c] = r
 	}
+	cs.ceilings.reopen(len(cs.names))
 }
 
 // lacked is how many slots the classes above lacked through a window, rounded up: the calls

@@ -3,7 +3,6 @@ package adaptivelimit
 import (
 	"context"
 	"slices"
-	"sync/atomic"
 
 	"github.com/resilience4cata/adaptivelimit/internal/clock"
 )
@@ -116,35 +115,26 @@ func (l *Limiter) takeRest(c int, hold int64) (n int64, counted, freed bool) {
 func (l *Limiter) takeUnenforcedClass(c int) int64 {
 	n := l.slots.take()
 	if n > l.slots.limit.Load()-l.classes.ceilings.hold(c) {
-		l.turnAway(c)
-		l.countRejected(c)
+		l.classes.reject(c, l.slots.limit.Load())
 	}
 	l.countAcquired(c)
 	return max(n, 1)
 }
 
-// rejectClass rejects a call of class c, and lowers the ceilings of the classes below it. It
-// counts the rejection by class, the one count of a classed limiter's rejections, in one pin.
+// rejectClass rejects a call of class c: the classes below it are turned away, and the
+// rejection is counted by class (reject).
 func (l *Limiter) rejectClass(c int) (Permit, error) {
-	cs := l.classes
-	// turnAway and countRejected, written out: a rejection makes no more calls, and the lowest
-	// class's, the most frequent in overload, has no class below it to turn away.
-	if below := len(cs.names); c+1 < below {
-		cs.ceilings.turnedAway(c, below, l.slots.limit.Load())
-	}
-	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
-		bump(&cs.counts[p].rejected[c], 1)
-	} else {
-		atomic.AddUint64(&cs.overflow.rejected[c], 1)
-	}
-	procUnpin()
-	return Permit{}, l.rejection
+	err := l.rejection
+	l.classes.reject(c, l.slots.limit.Load())
+	return Permit{}, err
 }
 
 // turnAway lowers the ceilings of the classes below class c: a call of c found no slot.
 func (l *Limiter) turnAway(c int) {
-	cs := l.classes
-	cs.ceilings.turnedAway(c, len(cs.names), l.slots.limit.Load())
+	cs, limit := l.classes, l.slots.limit.Load()
+	if s, shut := cs.ceilings.shutAt(c, limit); !shut {
+		cs.ceilings.turnedAway(c, len(cs.names), limit, s)
+	}
 }
 
 // acquireClassContext is AcquireContext for a classed limiter: for the context's class, and

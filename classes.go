@@ -101,6 +101,7 @@ func newClassSet(classes []Class, dryRun bool, ss *stripes) *classSet {
 		cs.names[i], cs.reserve[i] = c.Name, c.Reserve
 	}
 	cs.byBytes.build(cs.names)
+	cs.ceilings.shut[n-1].Store(math.MaxUint32) // no class below the lowest: see turnAway
 	return cs
 }
 

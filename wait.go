@@ -219,7 +219,7 @@ func (l *Limiter) giveUp(w *waiter) {
 	q.mu.Unlock()
 	q.abandoned.Add(1)
 	if l.mode == classed {
-		l.countRejected(classOf(w.inFlight)) // the limiter's count for a classed limiter: see waitFor
+		l.classes.countRejected(classOf(w.inFlight)) // the limiter's count for a classed limiter: see waitFor
 	}
 	if served {
 		l.free(ticket{l: l, inFlight: w.inFlight, counted: w.counted})

@@ -1,0 +1,97 @@
+package adaptivelimit
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A call turned away takes one slot back from each class below it, up to the limit, also
+// while windows close beside it and lower what is held back: a class's word of shut, which
+// spares its calls turned away the reads of the classes below once those are all shut, never
+// says so of a class that a close lowered since (run with -race -cpu=1,2,4,8). After each
+// round of calls turned away beside closes: where a class's word says shut at the limit,
+// every class below it holds back the whole limit, and one more call of each class turned
+// away takes one slot back from each class below it that holds back less.
+func TestClassShutAcrossCloses(t *testing.T) {
+	classes := []Class{{"a", 0}, {"b", 0}, {"c", 0}, {"d", 0}}
+	const limit = 4
+	l := newClassed(t, limit, classes)
+	defer finishAll(acquireClassN(t, l, "a", limit))
+	cs := l.classes
+	for round := range 2000 {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Add(2)
+		go func() { // calls of the classes above the lowest, turned away
+			defer wg.Done()
+			<-start
+			for i := range 60 {
+				if _, err := l.AcquireClass(classes[i%3].Name); err == nil {
+					t.Error("a call admitted over a full limit")
+					return
+				}
+			}
+		}()
+		go func() { // windows closing: one that holds back one slot, then one that lends half
+			defer wg.Done()
+			<-start
+			for i := range 8 {
+				cs.windowClosed(uint64(1+i%2*1000), 1)
+			}
+		}()
+		close(start)
+		wg.Wait()
+		for c := range len(classes) - 1 {
+			if s := cs.ceilings.shut[c].Load(); uint32(limit) <= uint32(s) {
+				for d := c + 1; d < len(classes); d++ {
+					require.GreaterOrEqual(t, cs.ceilings.room[d].Load(), int64(limit),
+						"round %d: class %d's word says shut below it, class %d holds back %v", round, c, d, classHolds(l))
+				}
+			}
+		}
+		for c := range len(classes) - 1 {
+			before := classHolds(l)
+			_, err := l.AcquireClass(classes[c].Name)
+			require.ErrorIs(t, err, ErrLimitExceeded)
+			after := classHolds(l)
+			for d := c + 1; d < len(classes); d++ {
+				require.Equal(t, min(before[d]+1, max(before[d], limit)), after[d],
+					"round %d: class %d turned away, class %d held back %v, then %v", round, c, d, before, after)
+			}
+		}
+	}
+}
+
+// The steps of a call turned away, with a window's close between its taking back and its
+// word of shut, an interleaving that the scheduler seldom makes: the close lowers what the
+// classes below hold back, so the word must not say shut, and the next call turned away takes
+// one slot back from each of them.
+func TestClassShutNotAfterClose(t *testing.T) {
+	const limit = 4
+	l := newClassed(t, limit, []Class{{"critical", 0}, {"standard", 0}, {"sheddable", 0}})
+	defer finishAll(acquireClassN(t, l, "critical", limit))
+	cs := l.classes
+	for range 2 * limit {
+		_, err := l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	cs.windowClosed(1000, 1) // critical turned calls away: one slot held back below
+	require.Equal(t, []int64{0, 1, 1}, classHolds(l))
+	for range limit - 2 {
+		_, err := l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	s, shut := cs.ceilings.shutAt(0, limit)
+	require.False(t, shut, "one slot short of shut below critical")
+	require.True(t, cs.ceilings.takeBack(0, len(cs.names), limit), "the call that shuts them")
+	cs.windowClosed(1000, 1) // between its taking back and its word
+	lowered := classHolds(l)
+	cs.ceilings.markShut(0, limit, s)
+	_, shut = cs.ceilings.shutAt(0, limit)
+	require.False(t, shut, "a close came between: what the classes below hold back is %v", lowered)
+	_, err := l.AcquireClass("critical")
+	require.ErrorIs(t, err, ErrLimitExceeded)
+	require.Equal(t, []int64{0, lowered[1] + 1, lowered[2] + 1}, classHolds(l))
+}
