@@ -6,49 +6,59 @@ import (
 )
 
 // ceilings hold back slots of the limit from each class for the classes above it (see
-// Class): a call of class c takes a slot only while the slots taken are below the limit less
-// hold(c). Every classed call reads its class's two words, so they share one line, written
-// only when they change: as the limit moves, while a class's calls are turned away until the
-// classes below it are shut, and as a window closes. A rejected call reads its class's word
-// of shut, on the next line, written as the classes below it are shut and as a window closes.
+// Class): a call of a class takes a slot only while the slots taken are below the limit less
+// what its class's ceiling holds back (ceiling.hold).
 type ceilings struct {
-	_    pad
-	kept [ClassesCeiling]atomic.Int64 // by class: the never-lent parts of the reserves above it
-	room [ClassesCeiling]atomic.Int64 // by class: what the classes above it took back lately
-	shut [ClassesCeiling]atomic.Int64 // by class: closes<<32 | a limit at which the classes below it are shut
-	_    pad
+	_     pad
+	class [ClassesCeiling]ceiling
+	_     pad
 
 	closes int64 // the windows closed, owned by the goroutine that closes them
 }
 
-// hold returns what class c may not take of the limit. It is 0 for the highest class.
-func (cl *ceilings) hold(c int) int64 { return cl.kept[c].Load() + cl.room[c].Load() }
+// ceiling is one class's: what it holds back, which every call of the class reads, and its
+// word of shut, which a call of the class turned away reads. They are written only when they
+// change: as the limit moves, while the classes above are turned away until it is shut, as
+// the classes below are shut, and as a window closes.
+type ceiling struct {
+	kept atomic.Int64 // the never-lent parts of the reserves above the class
+	room atomic.Int64 // what the classes above it took back lately
+	shut atomic.Int64 // closes<<32 | a limit at which the classes below it are shut (turnedAway)
+	c    int          // the class
+}
+
+// hold returns what the class may not take of the limit. It is 0 for the highest class.
+func (ce *ceiling) hold() int64 { return ce.kept.Load() + ce.room.Load() }
+
+// hold returns what class c may not take of the limit.
+func (cl *ceilings) hold(c int) int64 { return cl.class[c].hold() }
 
 // keep sets the never-lent parts of the reserves above class c, for the goroutine that sets
 // the limit.
 func (cl *ceilings) keep(c int, n int64) {
-	if cl.kept[c].Load() != n {
-		cl.kept[c].Store(n)
+	if k := &cl.class[c].kept; k.Load() != n {
+		k.Store(n)
 	}
 }
 
-// turnedAway holds one more slot back from each of the classes below class c, of classes,
-// where it holds back less than limit, at which a class is shut: a call of class c was
-// turned away for want of a slot. A class shut stays so whatever more calls are turned away,
-// so that steady overload writes nothing here; and once every class below c is shut at a
-// limit, c's word of shut says so (shutAt), so that a call of c turned away under that limit
-// or a lower one reads that word rather than each class's, and makes no call here. The
-// lowest class has no class below it: its word says so at every limit. s is c's word, read
-// before anything else.
+// turnedAway holds one more slot back from each of the classes below the class of ce, its
+// ceiling, of classes, where it holds back less than limit, at which a class is shut: a call
+// of the class was turned away for want of a slot. A class shut stays so whatever more calls
+// are turned away, so that steady overload writes nothing here; and once every class below
+// is shut at a limit, the class's word of shut says so (shutAt), so that a call of the class
+// turned away under that limit or a lower one reads that word rather than each class's, and
+// makes no call here. The lowest class has no class below it: its word says so at every
+// limit.
 //
 // Only a window's close lowers what is held back, and it then writes every class's word of
 // shut with the count of closes, after lend and bound (reopen): so a word that says shut,
-// written by a compare-and-swap from s, read before the classes below c, holds only while no
-// window closed since those reads. One call would have to stop between two of its steps for
-// 2^32 closes to be misled by the count's wrapping around.
-func (cl *ceilings) turnedAway(c, classes int, limit, s int64) {
-	if cl.takeBack(c, classes, limit) {
-		cl.markShut(c, limit, s)
+// written by a compare-and-swap from its value read before the classes below, holds only
+// while no window closed since those reads. One call would have to stop between two of its
+// steps for 2^32 closes to be misled by the count's wrapping around.
+func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
+	s := ce.shut.Load()
+	if cl.takeBack(ce.c, classes, limit) {
+		ce.markShut(limit, s)
 	}
 }
 
@@ -57,7 +67,7 @@ func (cl *ceilings) turnedAway(c, classes int, limit, s int64) {
 func (cl *ceilings) takeBack(c, classes int, limit int64) (shut bool) {
 	shut = true
 	for d := c + 1; d < classes; d++ {
-		r := &cl.room[d]
+		r := &cl.class[d].room
 		v := r.Load()
 		for v < limit && !r.CompareAndSwap(v, v+1) {
 			v = r.Load()
@@ -67,25 +77,22 @@ func (cl *ceilings) takeBack(c, classes int, limit int64) (shut bool) {
 	return shut
 }
 
-// markShut makes class c's word of shut say that the classes below c are shut at limit,
+// markShut makes the class's word of shut say that the classes below it are shut at limit,
 // where it still holds s, read before takeBack found them so: where no window closed since.
-func (cl *ceilings) markShut(c int, limit, s int64) {
-	cl.shut[c].CompareAndSwap(s, s&^math.MaxUint32|limit)
+func (ce *ceiling) markShut(limit, s int64) {
+	ce.shut.CompareAndSwap(s, s&^math.MaxUint32|limit)
 }
 
-// shutAt returns class c's word of shut, and whether it says that the classes below c are
-// shut at limit, so that a call of c turned away takes nothing back (turnedAway).
-func (cl *ceilings) shutAt(c int, limit int64) (s int64, shut bool) {
-	s = cl.shut[c].Load()
-	return s, uint32(limit) <= uint32(s)
-}
+// shutAt reports whether the class's word of shut says that the classes below it are shut
+// at limit, so that a call of the class turned away takes nothing back (turnedAway).
+func (ce *ceiling) shutAt(limit int64) bool { return uint32(limit) <= uint32(ce.shut.Load()) }
 
 // reopen says of every class but the lowest, of classes, that the classes below it may no
 // longer be shut, as a window closes, after lend and bound (see turnAway).
 func (cl *ceilings) reopen(classes int) {
 	cl.closes++
 	for c := range classes - 1 {
-		cl.shut[c].Store(cl.closes << 32)
+		cl.class[c].shut.Store(cl.closes << 32)
 	}
 }
 
@@ -93,7 +100,7 @@ func (cl *ceilings) reopen(classes int) {
 // them turned a call away: the slots go back to class c step by step, so that a class above
 // that meets overload again finds it shut off before long.
 func (cl *ceilings) lend(c int) {
-	r := &cl.room[c]
+	r := &cl.class[c].room
 	for v := r.Load(); v != 0 && !r.CompareAndSwap(v, v/2); v = r.Load() {
 	}
 }
@@ -104,7 +111,7 @@ func (cl *ceilings) lend(c int) {
 // classes below hold nothing, so holds back what its bursts lacked rather than the whole
 // limit for as long as they recur.
 func (cl *ceilings) bound(c int, short int64) {
-	r := &cl.room[c]
+	r := &cl.class[c].room
 	for v := r.Load(); v > short && !r.CompareAndSwap(v, short); v = r.Load() {
 	}
 }

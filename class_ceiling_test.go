@@ -44,9 +44,9 @@ func TestClassShutAcrossCloses(t *testing.T) {
 		close(start)
 		wg.Wait()
 		for c := range len(classes) - 1 {
-			if s := cs.ceilings.shut[c].Load(); uint32(limit) <= uint32(s) {
+			if s := cs.ceilings.class[c].shut.Load(); uint32(limit) <= uint32(s) {
 				for d := c + 1; d < len(classes); d++ {
-					require.GreaterOrEqual(t, cs.ceilings.room[d].Load(), int64(limit),
+					require.GreaterOrEqual(t, cs.ceilings.class[d].room.Load(), int64(limit),
 						"round %d: class %d's word says shut below it, class %d holds back %v", round, c, d, classHolds(l))
 				}
 			}
@@ -64,7 +64,7 @@ func TestClassShutAcrossCloses(t *testing.T) {
 	}
 }
 
-// The steps of a call turned away, with a window's close between its taking back and its
+// The steps of a call turned away (ceilings.turnedAway), with a window's close between its taking back and its
 // word of shut, an interleaving that the scheduler seldom makes: the close lowers what the
 // classes below hold back, so the word must not say shut, and the next call turned away takes
 // one slot back from each of them.
@@ -83,14 +83,13 @@ func TestClassShutNotAfterClose(t *testing.T) {
 		_, err := l.AcquireClass("critical")
 		require.ErrorIs(t, err, ErrLimitExceeded)
 	}
-	s, shut := cs.ceilings.shutAt(0, limit)
-	require.False(t, shut, "one slot short of shut below critical")
+	s := cs.ceilings.class[0].shut.Load() // read first, as turnedAway reads it
+	require.False(t, cs.ceilings.class[0].shutAt(limit), "one slot short of shut below critical")
 	require.True(t, cs.ceilings.takeBack(0, len(cs.names), limit), "the call that shuts them")
 	cs.windowClosed(1000, 1) // between its taking back and its word
 	lowered := classHolds(l)
-	cs.ceilings.markShut(0, limit, s)
-	_, shut = cs.ceilings.shutAt(0, limit)
-	require.False(t, shut, "a close came between: what the classes below hold back is %v", lowered)
+	cs.ceilings.class[0].markShut(limit, s)
+	require.False(t, cs.ceilings.class[0].shutAt(limit), "a close came between: what the classes below hold back is %v", lowered)
 	_, err := l.AcquireClass("critical")
 	require.ErrorIs(t, err, ErrLimitExceeded)
 	require.Equal(t, []int64{0, lowered[1] + 1, lowered[2] + 1}, classHolds(l))

@@ -28,14 +28,9 @@ func (l *Limiter) countAcquired(c int) {
 // compare-and-swap on the shared count's line (AcquireClass).
 func (cs *classSet) countShared(c int) { atomic.AddUint64(&cs.overflow.acquired[c], 1) }
 
-// reject counts a rejected call of class c, and lowers the ceilings of the classes below it
-// under limit (ceilings.turnedAway), in one call: a rejection makes no other. A classed
-// limiter's rejections are its classes' (Snapshot.Rejected), so that a rejection counts on
-// one line.
-func (cs *classSet) reject(c int, limit int64) {
-	if s, shut := cs.ceilings.shutAt(c, limit); !shut {
-		cs.ceilings.turnedAway(c, len(cs.names), limit, s)
-	}
+// countRejected counts a rejected call of class c on its P's line. A classed limiter's
+// rejections are its classes' (Snapshot.Rejected), so that a rejection counts on one line.
+func (cs *classSet) countRejected(c int) {
 	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
 		bump(&cs.counts[p].rejected[c], 1)
 	} else {
@@ -43,10 +38,6 @@ func (cs *classSet) reject(c int, limit int64) {
 	}
 	procUnpin()
 }
-
-// countRejected counts a rejected call of class c that lowers no ceiling: a caller that gave
-// up waiting, turned away as it began to. Under a limit of 0 no class is shut.
-func (cs *classSet) countRejected(c int) { cs.reject(c, 0) }
 
 // countUnknown counts a call that named a class the limiter does not have.
 func (cs *classSet) countUnknown() {

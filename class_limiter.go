@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 
 	"github.com/resilience4cata/adaptivelimit/internal/clock"
 )
@@ -24,13 +25,24 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	// A call that finds every slot below its ceiling held is rejected as Acquire rejects,
 	// before anything else; the rest is Acquire's steps, with takeClass for take.
 	cs := l.classes
-	c := cs.same(name) // index, with its first pass written out
-	if c < 0 {
-		c = cs.lookup(name)
+	ce := cs.same(name) // the class's ceiling: index, with its first pass written out
+	if ce == nil {
+		ce = &cs.ceilings.class[cs.lookup(name)]
 	}
-	hold := cs.ceilings.hold(c)
+	hold, c := ce.hold(), ce.c
 	if l.slots.allHeld(hold) && !cs.dryRun {
-		return l.rejectClass(c)
+		// rejectClass, written out: in steady overload the rejection makes no call but its
+		// pin's, as Acquire's.
+		if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
+			cs.ceilings.turnedAway(ce, len(cs.names), limit)
+		}
+		if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
+			bump(&cs.counts[p].rejected[c&(ClassesCeiling-1)], 1) // c is a class: the mask spares a bounds check
+		} else {
+			atomic.AddUint64(&cs.overflow.rejected[c], 1)
+		}
+		procUnpin()
+		return Permit{}, l.rejection
 	}
 	var n int64
 	counted := false
@@ -61,7 +73,7 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 				l.passOn()
 			}
 			if n == 0 {
-				return l.rejectClass(c)
+				return l.rejectClass(ce)
 			}
 		}
 	} else {
@@ -115,25 +127,27 @@ func (l *Limiter) takeRest(c int, hold int64) (n int64, counted, freed bool) {
 func (l *Limiter) takeUnenforcedClass(c int) int64 {
 	n := l.slots.take()
 	if n > l.slots.limit.Load()-l.classes.ceilings.hold(c) {
-		l.classes.reject(c, l.slots.limit.Load())
+		l.turnAway(&l.classes.ceilings.class[c])
+		l.classes.countRejected(c)
 	}
 	l.countAcquired(c)
 	return max(n, 1)
 }
 
-// rejectClass rejects a call of class c: the classes below it are turned away, and the
-// rejection is counted by class (reject).
-func (l *Limiter) rejectClass(c int) (Permit, error) {
-	err := l.rejection
-	l.classes.reject(c, l.slots.limit.Load())
-	return Permit{}, err
+// rejectClass rejects a call of the class of ce, its ceiling: it counts the rejection by
+// class, and lowers the ceilings of the classes below (turnAway).
+func (l *Limiter) rejectClass(ce *ceiling) (Permit, error) {
+	l.turnAway(ce)
+	l.classes.countRejected(ce.c)
+	return Permit{}, l.rejection
 }
 
-// turnAway lowers the ceilings of the classes below class c: a call of c found no slot.
-func (l *Limiter) turnAway(c int) {
-	cs, limit := l.classes, l.slots.limit.Load()
-	if s, shut := cs.ceilings.shutAt(c, limit); !shut {
-		cs.ceilings.turnedAway(c, len(cs.names), limit, s)
+// turnAway lowers the ceilings of the classes below the class of ce, its ceiling, where its
+// word of shut does not say that they are shut at the limit: a call of the class found no
+// slot.
+func (l *Limiter) turnAway(ce *ceiling) {
+	if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
+		l.classes.ceilings.turnedAway(ce, len(l.classes.names), limit)
 	}
 }
 
@@ -156,9 +170,9 @@ func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
 	}
 	w := l.enqueueClass(c)
 	if w == nil {
-		return l.rejectClass(c)
+		return l.rejectClass(&l.classes.ceilings.class[c])
 	}
-	l.turnAway(c) // a caller that waits was turned away too
+	l.turnAway(&l.classes.ceilings.class[c]) // a caller that waits was turned away too
 	return l.waitFor(ctx, w)
 }
 

@@ -1,26 +1,30 @@
 package adaptivelimit
 
-import "unsafe"
+import (
+	"math"
+	"math/bits"
+	"unsafe"
+)
 
 // index returns the index of the class called name: the lowest class where none is.
 func (cs *classSet) index(name string) int {
-	if c := cs.same(name); c >= 0 {
-		return c
+	if ce := cs.same(name); ce != nil {
+		return ce.c
 	}
 	return cs.lookup(name)
 }
 
-// same returns the index of the class whose name is name's very bytes, or -1. A caller most
-// often names a class with the constant that configured it, which shares its bytes, so this
-// finds it with no call to compare them, and in one probe of byBytes whatever the class;
-// lookup compares them.
-func (cs *classSet) same(name string) int {
+// same returns the ceiling of the class whose name is name's very bytes, or nil. A caller
+// most often names a class with the constant that configured it, which shares its bytes, so
+// this finds it with no call to compare them, and in one probe of byBytes whatever the
+// class; lookup compares them.
+func (cs *classSet) same(name string) *ceiling {
 	p := unsafe.StringData(name)
-	e := &cs.byBytes.entries[uintptr(unsafe.Pointer(p))>>(cs.byBytes.shift&63)%byBytesSize]
+	e := &cs.byBytes.entries[uintptr(unsafe.Pointer(p))*cs.byBytes.mult>>(bits.UintSize-byBytesBits)]
 	if e.bytes == p && e.size == len(name) {
-		return e.class
+		return e.ceiling
 	}
-	return -1
+	return nil
 }
 
 // lookup is index comparing the names' bytes. A name that no class has, other than "", is
@@ -38,48 +42,50 @@ func (cs *classSet) lookup(name string) int {
 	return len(cs.names) - 1
 }
 
-// byBytes is a table of the classes by the address of their names' bytes, indexed by bits
-// of the address that New picks so that the classes' entries differ where it can: a class
-// whose entry another one took is found by lookup, as any other name is.
+// byBytes is a table of the classes' ceilings by the address of their names' bytes, indexed
+// by the top bits of the address times a multiplier that New picks so that the classes'
+// entries differ where it can: a class whose entry another one took is found by lookup, as
+// any other name is.
 type byBytes struct {
-	shift   uint // below 64: see build
-	entries [byBytesSize]struct {
-		bytes *byte
-		size  int
-		class int
+	mult    uintptr // odd: see build
+	entries [1 << byBytesBits]struct {
+		bytes   *byte
+		size    int
+		ceiling *ceiling
 	}
 }
 
-// byBytesSize is twice ClassesCeiling, so that a shift that sets every class apart is found
-// for most sets of addresses.
-const byBytesSize = 2 * ClassesCeiling
+// byBytesBits is the bits of the index in byBytes: its 16 entries are twice ClassesCeiling, so
+// that a multiplier that sets every class apart is found for most sets of addresses.
+const byBytesBits = 4
 
-// build fills the table with names, with the shift that gives the most of them an entry of
-// their own.
-func (t *byBytes) build(names []string) {
-	slot := func(name string, shift uint) uintptr {
-		return uintptr(unsafe.Pointer(unsafe.StringData(name))) >> shift % byBytesSize
+// golden is 2^64 over the golden ratio, odd, in a uintptr: the multiplier of Fibonacci
+// hashing, whose odd multiples spread addresses over the top bits each their own way.
+const golden = 0x9E3779B97F4A7C15 & math.MaxUint
+
+// build fills the table with the ceilings of names, with the multiplier that gives the most
+// of them an entry of their own.
+func (t *byBytes) build(names []string, cl *ceilings) {
+	slot := func(name string, mult uintptr) uintptr {
+		return uintptr(unsafe.Pointer(unsafe.StringData(name))) * mult >> (bits.UintSize - byBytesBits)
 	}
 	best := -1
-	for shift := uint(0); shift < 16; shift++ {
-		var taken [byBytesSize]bool
+	for k := uintptr(1); k < 32; k += 2 {
+		var taken [1 << byBytesBits]bool
 		n := 0
 		for _, name := range names {
-			if s := slot(name, shift); !taken[s] {
+			if s := slot(name, golden*k); !taken[s] {
 				taken[s] = true
 				n++
 			}
 		}
 		if n > best {
-			best, t.shift = n, shift
+			best, t.mult = n, golden*k
 		}
 	}
-	for i := range t.entries {
-		t.entries[i].class = -1
-	}
 	for c, name := range names {
-		if e := &t.entries[slot(name, t.shift)]; e.class < 0 {
-			e.bytes, e.size, e.class = unsafe.StringData(name), len(name), c
+		if e := &t.entries[slot(name, t.mult)]; e.ceiling == nil {
+			e.bytes, e.size, e.ceiling = unsafe.StringData(name), len(name), &cl.class[c]
 		}
 	}
 }

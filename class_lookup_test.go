@@ -26,11 +26,11 @@ func TestClassLookup(t *testing.T) {
 				for c, class := range classes {
 					require.Equal(t, c, cs.index(class.Name), "the configuring string %q", class.Name)
 					require.Equal(t, c, cs.index(strings.Clone(class.Name)), "a copy of %q", class.Name)
-					if got := cs.same(class.Name); got != -1 {
-						require.Equal(t, c, got, "same finds %q only as itself", class.Name)
+					if got := cs.same(class.Name); got != nil {
+						require.Equal(t, c, got.c, "same finds %q only as itself", class.Name)
 					}
 					prefix := class.Name[:1] // the same first byte, another length
-					require.Equal(t, -1, cs.same(prefix), "%q is not %q", prefix, class.Name)
+					require.Nil(t, cs.same(prefix), "%q is not %q", prefix, class.Name)
 				}
 				require.Equal(t, n-1, cs.index("no such class"))
 				require.Equal(t, n-1, cs.index(""))
@@ -44,6 +44,8 @@ func TestClassLookup(t *testing.T) {
 func TestClassLookupByBytes(t *testing.T) {
 	cs := newClassed(t, 10, threeClasses).classes
 	for c, class := range threeClasses {
-		require.Equal(t, c, cs.same(class.Name), "%q", class.Name)
+		ce := cs.same(class.Name)
+		require.NotNil(t, ce, "%q", class.Name)
+		require.Equal(t, c, ce.c, "%q", class.Name)
 	}
 }

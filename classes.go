@@ -100,8 +100,11 @@ func newClassSet(classes []Class, dryRun bool, ss *stripes) *classSet {
 	for i, c := range classes {
 		cs.names[i], cs.reserve[i] = c.Name, c.Reserve
 	}
-	cs.byBytes.build(cs.names)
-	cs.ceilings.shut[n-1].Store(math.MaxUint32) // no class below the lowest: see turnAway
+	for c := range n {
+		cs.ceilings.class[c].c = c
+	}
+	cs.byBytes.build(cs.names, &cs.ceilings)
+	cs.ceilings.class[n-1].shut.Store(math.MaxUint32) // no class below the lowest: see turnedAway
 	return cs
 }
 
