@@ -51,10 +51,13 @@ func (cl *ceilings) keep(c int, n int64) {
 // limit.
 //
 // Only a window's close lowers what is held back, and it then writes every class's word of
-// shut with the count of closes, after lend and bound (reopen): so a word that says shut,
-// written by a compare-and-swap from its value read before the classes below, holds only
-// while no window closed since those reads. One call would have to stop between two of its
-// steps for 2^32 closes to be misled by the count's wrapping around.
+// shut with its count of closes, after lend and bound (reopen). A word is made to say shut by
+// a compare-and-swap from its value read before the classes below, which fails where a close
+// came between: so a word that says shut at a limit says that every class below had that
+// limit or more taken back after the last close, and nothing but a close lowers that. Skipping
+// them then changes nothing, and a limit above the word's takes the steps again. One call
+// would have to stop between two of its steps for 2^32 closes to be misled by the count's
+// wrapping around.
 func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
 	s := ce.shut.Load()
 	if cl.takeBack(ce.c, classes, limit) {
@@ -62,8 +65,9 @@ func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
 	}
 }
 
-// takeBack holds one more slot back from each class below class c, of classes, that holds
-// back less than limit, and reports whether they all hold back limit or more now.
+// takeBack takes one more slot back from each class below class c, of classes, from which
+// less than limit is taken back, and reports whether limit or more is taken back from each
+// now.
 func (cl *ceilings) takeBack(c, classes int, limit int64) (shut bool) {
 	shut = true
 	for d := c + 1; d < classes; d++ {
@@ -88,7 +92,7 @@ func (ce *ceiling) markShut(limit, s int64) {
 func (ce *ceiling) shutAt(limit int64) bool { return uint32(limit) <= uint32(ce.shut.Load()) }
 
 // reopen says of every class but the lowest, of classes, that the classes below it may no
-// longer be shut, as a window closes, after lend and bound (see turnAway).
+// longer be shut, as a window closes, after lend and bound (see turnedAway).
 func (cl *ceilings) reopen(classes int) {
 	cl.closes++
 	for c := range classes - 1 {

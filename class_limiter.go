@@ -25,14 +25,14 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	// A call that finds every slot below its ceiling held is rejected as Acquire rejects,
 	// before anything else; the rest is Acquire's steps, with takeClass for take.
 	cs := l.classes
-	ce := cs.same(name) // the class's ceiling: index, with its first pass written out
+	ce := cs.same(name) // the class's ceiling, by index's first step, written out
 	if ce == nil {
 		ce = &cs.ceilings.class[cs.lookup(name)]
 	}
 	hold, c := ce.hold(), ce.c
 	if l.slots.allHeld(hold) && !cs.dryRun {
-		// rejectClass, written out: in steady overload the rejection makes no call but its
-		// pin's, as Acquire's.
+		// rejectClass, written out: in steady overload, where the classes below are shut
+		// already, the rejection makes no call but its count's pin, as Acquire's.
 		if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
 			cs.ceilings.turnedAway(ce, len(cs.names), limit)
 		}

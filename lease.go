@@ -46,8 +46,13 @@ import (
 // the shared overflow line, an add that costs less than a pin beside the compare-and-swap that
 // already writes a shared line. It counts itself as freeing the slot in the pin that frees
 // it, before it frees it. So a classed call costs a classless one's steps, its class's lookup
-// (class_lookup.go), its ceiling's two loads and its counts by class. A dry run's classed
-// calls take no lease: they add to the count.
+// (class_lookup.go, whose table points to the class's ceiling), its ceiling's two loads and
+// its counts by class. A classed rejection is a classless one's three loads and two compares
+// with its ceiling's, a load of its class's word of shut, which says whether the classes
+// below are shut already (class_ceiling.go: in steady overload they are, and the rejection
+// takes nothing back from them), and its count by class in a pin: AcquireClass writes it out
+// so that it makes no other call. A dry run's classed calls take no lease: they add to the
+// count.
 //
 // Each call reports the calls in flight with it, itself included. Where the lease word, read
 // before the count, says that no cache may hold an idle slot, that is the count (a slot that
