@@ -46,38 +46,38 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	}
 	var n int64
 	counted := false
-	if !cs.dryRun {
+	switch {
+	case l.leases:
 		// take's first step, written out as Acquire writes it, with the count by class in its
-		// pin: a call that gets its slot makes no call to take it. Without leases (one P when
-		// New ran) the call takes its slot as a classless one does, and counts itself on the
-		// shared overflow line (countShared), which costs it less than pinning its P.
-		if !l.leases {
-			if n = l.slots.takeOne(hold); n != 0 {
-				cs.countShared(c)
-			}
+		// pin: a call that gets its slot makes no call to take it. A dry run takes no lease.
+		s, own := l.stripes.pin()
+		if w := l.slots.lease.Load(); w&cachedFlag != 0 {
+			n, counted = l.takeLeased(s, own, w, hold), true
 		} else {
-			s, own := l.stripes.pin()
-			if w := l.slots.lease.Load(); w&cachedFlag != 0 {
-				n, counted = l.takeLeased(s, own, w, hold), true
-			} else {
-				n = l.slots.takeShared(hold)
-			}
-			if n != 0 {
-				add(&s.class.acquired[c], 1, own) // after the slot is taken: see classSet.inFlight
-			}
-			procUnpin()
+			n = l.slots.takeShared(hold)
+		}
+		if n != 0 {
+			add(&s.class.acquired[c&(ClassesCeiling-1)], 1, own) // after the slot is taken: see classSet.inFlight
+		}
+		procUnpin()
+	case cs.dryRun:
+		n = l.takeUnenforcedClass(c) // at least 1
+	default:
+		// Without leases (one P when New ran) the call takes its slot as a classless one does,
+		// and counts itself on the shared overflow line (countShared), which costs it less than
+		// pinning its P.
+		if n = l.slots.takeOne(hold); n != 0 {
+			cs.countShared(c)
+		}
+	}
+	if n == 0 {
+		var freed bool
+		if n, counted, freed = l.takeRest(c, hold); freed {
+			l.passOn()
 		}
 		if n == 0 {
-			var freed bool
-			if n, counted, freed = l.takeRest(c, hold); freed {
-				l.passOn()
-			}
-			if n == 0 {
-				return l.rejectClass(ce)
-			}
+			return l.rejectClass(ce)
 		}
-	} else {
-		n = l.takeUnenforcedClass(c)
 	}
 	p := ticket{l: l, start: untimed, inFlight: permitCount(n, c), counted: counted}
 	if l.timed() {

@@ -111,8 +111,9 @@ func newClassSet(classes []Class, dryRun bool, ss *stripes) *classSet {
 // permitCount is the inFlight of a permit of class c with n calls in flight.
 func permitCount(n int64, c int) int64 { return n | int64(c)<<classShift }
 
-// classOf returns the class of a classed permit whose inFlight is f.
-func classOf(f int64) int { return int(f >> classShift) }
+// classOf returns the class of a classed permit whose inFlight is f. The mask changes no
+// class, and spares the bounds checks of the arrays by class.
+func classOf(f int64) int { return int(f>>classShift) & (ClassesCeiling - 1) }
 
 // setLimit moves the reserves to a new limit: each class reserves floor(Reserve*limit), of
 // which the classes below it may never take the never-lent part (see Class).
