@@ -50,14 +50,15 @@ func (cl *ceilings) keep(c int, n int64) {
 // makes no call here. The lowest class has no class below it: its word says so at every
 // limit.
 //
-// Only a window's close lowers what is held back, and it then writes every class's word of
-// shut with its count of closes, after lend and bound (reopen). A word is made to say shut by
-// a compare-and-swap from its value read before the classes below, which fails where a close
-// came between: so a word that says shut at a limit says that every class below had that
-// limit or more taken back after the last close, and nothing but a close lowers that. Skipping
-// them then changes nothing, and a limit above the word's takes the steps again. One call
-// would have to stop between two of its steps for 2^32 closes to be misled by the count's
-// wrapping around.
+// Only a window's close lowers what is held back (lowering), and it writes every class's word
+// of shut with its count of closes before it lowers anything and again after: while it runs
+// the count is odd, and no word says shut or may be made to. A word is made to say shut by a
+// compare-and-swap from its value read before the classes below, where that value's count is
+// even, and the swap fails where a close began since: so a word that says shut at a limit
+// says that every class below had that limit or more taken back after the last close ended,
+// and no close has begun lowering it since. Skipping them then changes nothing, and a limit
+// above the word's takes the steps again. One call would have to stop between two of its
+// steps for 2^31 closes to be misled by the count's wrapping around.
 func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
 	s := ce.shut.Load()
 	if cl.takeBack(ce.c, classes, limit) {
@@ -82,17 +83,30 @@ func (cl *ceilings) takeBack(c, classes int, limit int64) (shut bool) {
 }
 
 // markShut makes the class's word of shut say that the classes below it are shut at limit,
-// where it still holds s, read before takeBack found them so: where no window closed since.
+// where it still holds s, read before takeBack found them so, and s was not written while a
+// close lowered them: where no close began since, nor ran then.
 func (ce *ceiling) markShut(limit, s int64) {
-	ce.shut.CompareAndSwap(s, s&^math.MaxUint32|limit)
+	if s>>32&1 == 0 {
+		ce.shut.CompareAndSwap(s, s&^math.MaxUint32|limit)
+	}
 }
 
 // shutAt reports whether the class's word of shut says that the classes below it are shut
 // at limit, so that a call of the class turned away takes nothing back (turnedAway).
 func (ce *ceiling) shutAt(limit int64) bool { return uint32(limit) <= uint32(ce.shut.Load()) }
 
-// reopen says of every class but the lowest, of classes, that the classes below it may no
-// longer be shut, as a window closes, after lend and bound (see turnedAway).
+// lowering runs lower, which lowers what is held back from the classes, of classes, as a
+// window closes: every class's word of shut but the lowest's is rewritten before it, so that a
+// call turned away while it runs takes its slot back rather than trust a word written before
+// the close, and after it, so that no word written while it ran says shut (see turnedAway).
+func (cl *ceilings) lowering(classes int, lower func()) {
+	cl.reopen(classes)
+	lower()
+	cl.reopen(classes)
+}
+
+// reopen says of every class but the lowest, of classes, that the classes below it may not be
+// shut, with the next count of closes: odd as a close begins, even as it ends.
 func (cl *ceilings) reopen(classes int) {
 	cl.closes++
 	for c := range classes - 1 {
@@ -127,20 +141,21 @@ func (cl *ceilings) bound(c int, short int64) {
 // it, and those waiting now. It runs as the window closes, in the goroutine that closes it,
 // with the window's samples and the most calls in flight that they saw.
 func (cs *classSet) windowClosed(samples uint64, maxInFlight int) {
-	var turned uint64 // calls that the classes above turned away in the window
-	var waiting int64 // callers of the classes above waiting now
-	for c := range cs.names {
-		if turned == 0 && waiting == 0 {
-			cs.ceilings.lend(c)
-		} else {
-			cs.ceilings.bound(c, lacked(turned, samples, maxInFlight)+waiting)
+	cs.ceilings.lowering(len(cs.names), func() {
+		var turned uint64 // calls that the classes above turned away in the window
+		var waiting int64 // callers of the classes above waiting now
+		for c := range cs.names {
+			if turned == 0 && waiting == 0 {
+				cs.ceilings.lend(c)
+			} else {
+				cs.ceilings.bound(c, lacked(turned, samples, maxInFlight)+waiting)
+			}
+			r := cs.rejections(c)
+			turned += r - cs.seen[c]
+			waiting += cs.queues[c].count.Load()
+			cs.seen[c] = r
 		}
-		r := cs.rejections(c)
-		turned += r - cs.seen[c]
-		waiting += cs.queues[c].count.Load()
-		cs.seen[c] = r
-	}
-	cs.ceilings.reopen(len(cs.names))
+	})
 }
 
 // lacked is how many slots the classes above lacked through a window, rounded up: the calls

@@ -94,3 +94,35 @@ func TestClassShutNotAfterClose(t *testing.T) {
 	require.ErrorIs(t, err, ErrLimitExceeded)
 	require.Equal(t, []int64{0, lowered[1] + 1, lowered[2] + 1}, classHolds(l))
 }
+
+// A call turned away while a window's close lowers what the classes below hold back takes its
+// slots back, whatever its class's word of shut said before the close, and whatever a call
+// turned away in the close, before the lowering, found: the close's steps run here in its
+// order (lowering), with calls turned away between them, an interleaving that the scheduler
+// seldom makes.
+func TestClassShutNotWhileAWindowCloses(t *testing.T) {
+	const limit = 4
+	l := newClassed(t, limit, []Class{{"critical", 0}, {"standard", 0}, {"sheddable", 0}})
+	defer finishAll(acquireClassN(t, l, "critical", limit))
+	cs := l.classes
+	turnAway := func() {
+		t.Helper()
+		_, err := l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	for range limit + 1 {
+		turnAway()
+	}
+	require.Equal(t, []int64{0, limit, limit}, classHolds(l))
+	require.True(t, cs.ceilings.class[0].shutAt(limit), "the classes below critical shut, and its word says so")
+	cs.ceilings.lowering(len(cs.names), func() {
+		turnAway() // the classes below are still shut: its word must not say so until the close ends
+		cs.ceilings.lend(1)
+		cs.ceilings.lend(2)
+		turnAway()
+	})
+	require.Equal(t, []int64{0, limit/2 + 1, limit/2 + 1}, classHolds(l), "a call turned away after the close halved what is held back")
+	require.False(t, cs.ceilings.class[0].shutAt(limit))
+	turnAway()
+	require.Equal(t, []int64{0, limit/2 + 2, limit/2 + 2}, classHolds(l))
+}
