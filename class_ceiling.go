@@ -117,11 +117,7 @@ func (cl *ceilings) reopen(classes int) {
 // lend halves what the classes above class c took back, as a window closes in which none of
 // them turned a call away: the slots go back to class c step by step, so that a class above
 // that meets overload again finds it shut off before long.
-func (cl *ceilings) lend(c int) {
-	r := &cl.class[c].room
-	for v := r.Load(); v != 0 && !r.CompareAndSwap(v, v/2); v = r.Load() {
-	}
-}
+func (cl *ceilings) lend(c int) { cl.lower(c, func(v int64) int64 { return v / 2 }) }
 
 // bound holds back at most short slots from class c, as a window closes in which the classes
 // above it lacked short slots: slots held back beyond them would stay idle, since nobody
@@ -129,8 +125,27 @@ func (cl *ceilings) lend(c int) {
 // classes below hold nothing, so holds back what its bursts lacked rather than the whole
 // limit for as long as they recur.
 func (cl *ceilings) bound(c int, short int64) {
+	cl.lower(c, func(v int64) int64 { return min(v, short) })
+}
+
+// lower lowers what the classes above class c took back from v to to(v), but never below what
+// the class above it has taken back from it, so that no class's ceiling rises above a higher
+// class's (borrowing goes downwards only) where the class above is lent slots and class c is
+// bound, or while calls turned away raise both. That is read again at each try: a call turned
+// away raises the class above before class c (takeBack), so a raise of the one this read
+// missed is either seen by the compare-and-swap, which then fails, or comes after it and
+// raises class c too.
+func (cl *ceilings) lower(c int, to func(v int64) int64) {
 	r := &cl.class[c].room
-	for v := r.Load(); v > short && !r.CompareAndSwap(v, short); v = r.Load() {
+	for {
+		v := r.Load()
+		t := to(v)
+		if c > 0 {
+			t = max(t, cl.class[c-1].room.Load())
+		}
+		if t >= v || r.CompareAndSwap(v, t) {
+			return
+		}
 	}
 }
 

@@ -120,7 +120,8 @@ func FuzzClasses(f *testing.F) {
 
 // closeModel is the model of a window's close: from each class below the classes that
 // turned calls away in the window, it takes back no more than the slots those calls would
-// have held, and from the classes below none that did, it lends half of what it took back.
+// have held, and from the classes below none that did, it lends half of what it took back;
+// never less than it takes back from the class above.
 func closeModel(room, turned []int, samples, maxInFlight int) {
 	above := 0
 	for c := range room {
@@ -129,6 +130,9 @@ func closeModel(room, turned []int, samples, maxInFlight int) {
 		} else {
 			slots := (above*maxInFlight + samples - 1) / samples
 			room[c] = min(room[c], slots, above)
+		}
+		if c > 0 {
+			room[c] = max(room[c], room[c-1]) // never below what is held back from the class above
 		}
 		above += turned[c]
 		turned[c] = 0

@@ -31,7 +31,7 @@ import (
 //     window in which no class above turned a call away halves what was held back so, and
 //     one in which they did holds back no more than the slots they lacked: the calls they
 //     turned away in it, each for as long as a call of the window held its slot, and those
-//     waiting.
+//     waiting; and never less from a class than from the class above it.
 //
 // So while a higher class's calls are being turned away, a lower class's calls are admitted
 // only below a ceiling that keeps falling, and the least important calls are shed first.
