@@ -20,6 +20,7 @@ import (
 //     tolerance, and grows by a pace less than in proportion to the limit (adjust), and by
 //     IncreaseRatio while the latency is at the baseline; below the tolerance it doubles
 //     instead while it regains the limit it had before a streak of loss, or after the start.
+//     A window that doubled the limit into loss leaves the limit before it to regain.
 //
 // The first window without loss gives the baseline: its latency is at most the no-load
 // latency plus the queue. Where that window filled its limit, the queue may be its own, or a
@@ -68,6 +69,7 @@ type lossDelay struct {
 	firstLimit  float64 // the limit of the first window the baseline is judged against; 0 once judged
 	firstLatent float64 // its latency
 	regain      float64 // the limit before a streak of loss, regained by doubling; 0 for none
+	doubledFrom float64 // the limit before the window under way doubled it; 0 if it did not
 	stalled     int     // congested windows in a row in which the latency did not fall
 	stallFrom   float64 // the latency of the first of them
 	stallBefore float64 // the limit before the first of them
@@ -98,6 +100,8 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	mean := w.meanLatency
 	early := a.early
 	a.early = false
+	doubledFrom := a.doubledFrom
+	a.doubledFrom = 0
 	lost := isLoss(w, a.threshold)
 	capped := !lost && a.ceiling > 0 && mean > a.ceiling
 	gradient := lossGradient(a.tolerance, a.baseline, mean)
@@ -122,7 +126,10 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		if capped {
 			d.Cause = CauseCeiling
 		}
-		if a.regain == 0 && a.confirmed {
+		switch {
+		case doubledFrom > 0:
+			a.regain = doubledFrom // the slow start ends here (adjust)
+		case a.regain == 0 && a.confirmed:
 			a.regain = a.limit
 		}
 		a.startLoss = a.startLoss || a.baseline == 0
@@ -191,7 +198,10 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 // IncreaseRatio of the limit while the latency is at the baseline, down to nothing halfway
 // to the tolerance: there is no queue, so the capacity is above the limit. Below the
 // tolerance the limit doubles instead while it regains the limit it had before a streak of
-// loss, or, after the start, until the first window above the tolerance.
+// loss, or, after the start, until the first window above the tolerance or of loss. As TCP's
+// slow start ends at a loss with half the window that lost, what is left to regain after a
+// window that doubled the limit into loss is the limit before it: not the one that lost
+// calls, nor the start's MaxLimit.
 func (a *lossDelay) adjust(w window, d *Decision) {
 	mean := w.meanLatency
 	if mean > a.tolerance*a.baseline {
@@ -215,6 +225,7 @@ func (a *lossDelay) adjust(w window, d *Decision) {
 			return
 		}
 		if a.limit < a.regain {
+			a.doubledFrom = a.limit
 			a.limit = min(2*a.limit, a.regain)
 			return
 		}
@@ -367,6 +378,7 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		if a.limit < a.regain {
 			// The window before filled its limit at the baseline: the slow start it
 			// would have begun with its baseline known.
+			a.doubledFrom = a.limit
 			a.limit = min(2*a.limit, a.regain)
 		}
 	case a.readingN > 0 && read >= 0.9*a.reading:

@@ -77,6 +77,27 @@ func TestLossDelayStartsWithoutABlackout(t *testing.T) {
 	require.Equal(t, 10*time.Millisecond, d.LongLatency)
 }
 
+// A slow start that doubles the limit into loss ends there: what is left to regain is the limit
+// before that doubling, which the dependency held, so the limit does not double into the same
+// loss again (the capacity here is 40).
+func TestLossDelaySlowStartEndsAtLoss(t *testing.T) {
+	c, err := Config{Algorithm: LossDelay, InitialLimit: 40}.resolved()
+	require.NoError(t, err)
+	a := newLossDelay(c)
+	a.next(full(40, 10, 0), Decision{})
+	d := a.next(full(20, 10, 0), Decision{})
+	require.Equal(t, 80, d.LimitAfter, "the probe confirmed the baseline: slow start")
+	d = a.next(window{samples: 1000, drops: 50, meanLatency: 20 * ms, maxInFlight: 80}, Decision{})
+	require.Equal(t, CauseDrop, d.Cause)
+	require.Equal(t, 43, d.LimitAfter, "80 cut by the latency's gradient, 1.08*10/20")
+	for range 3 {
+		before := d.LimitAfter
+		d = a.next(full(before, 10, 0), Decision{})
+		require.Equal(t, CauseGrowth, d.Cause)
+		require.Less(t, d.LimitAfter, before*3/2, "grows by steps, does not double back to 80")
+	}
+}
+
 // A fleet that starts far above the capacity: the first window loses most of its calls, and
 // the next ones see the fleet's queue. While halving brings the latency down by a tenth the
 // probe halves again; then the limit comes back cut by the gradient of the first latency.
