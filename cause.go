@@ -23,7 +23,7 @@ const (
 	// CauseAppLimited: fewer than half the slots were used, so the limit stayed.
 	CauseAppLimited
 	// CauseProbe: LossDelay began or ended a probe of the no-load latency: the limit halved,
-	// or came back.
+	// or came back, or, where a fleet that started in loss still queues, stayed halved.
 	CauseProbe
 	// CauseRelearn: LossDelay took a new baseline, and the limit went back to before the cuts
 	// that did not bring the latency down.

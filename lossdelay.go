@@ -29,7 +29,9 @@ import (
 // the baseline (endProbe: one for a limiter alone, two that agree otherwise), every window
 // ends with one, and the limit holds between them, or comes back cut where halving brought
 // the latency down. A limiter that lost calls before its first baseline, most likely one of a
-// fleet started together beyond the capacity, probes it in whole windows (endWholeProbe).
+// fleet started together beyond the capacity, halves its limit while its probes say the fleet
+// still queues, then reads the baseline from whole windows below the capacity
+// (endStartProbe).
 // The limit is never cut by more than half in a window without loss or congestion. With
 // ProbeInterval, a probe every so many windows, jittered, probes again. Between probes the baseline only falls, with the latency of windows
 // that are not congested; it rises only when RelearnAfter windows in a row were congested and
@@ -56,7 +58,6 @@ type lossDelay struct {
 
 	untilProbe  int     // windows until the next periodic probe
 	probing     bool    // the window under way is a probe's
-	whole       bool    // the probe under way lasts whole windows: a fleet's start (endWholeProbe)
 	draining    bool    // the probe waits for the calls admitted before it to finish (window.go)
 	until       int64   // clock units: the end of the probe's window at the latest (window.go)
 	resume      int64   // clock units: the end of the window the probe is the first part of (window.go)
@@ -66,8 +67,7 @@ type lossDelay struct {
 	readingN    float64 // from how many samples; 0 for none
 	afterProbe  float64 // the limit to go back to when the probe ends, before any cut
 	startLoss   bool    // a window lost calls before the first baseline
-	firstLimit  float64 // the limit of the first window the baseline is judged against; 0 once judged
-	firstLatent float64 // its latency
+	gathering   int     // after a start in loss, the windows left to read the baseline from (endStartProbe)
 	regain      float64 // the limit before a streak of loss, regained by doubling; 0 for none
 	doubledFrom float64 // the limit before the window under way doubled it; 0 if it did not
 	stalled     int     // congested windows in a row in which the latency did not fall
@@ -109,10 +109,6 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	switch {
 	case a.probing:
 		d.Cause = CauseProbe
-		if a.whole {
-			a.endWholeProbe(mean, lost || capped)
-			break
-		}
 		if w.samples < a.minSamples && !lost && !capped {
 			// The probe ran the most it may without the samples to read a latency: the
 			// limit comes back, and the next window probes again if it must.
@@ -133,6 +129,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 			a.regain = a.limit
 		}
 		a.startLoss = a.startLoss || a.baseline == 0
+		a.gathering = 0
 		inFlight := w.maxInFlight
 		if early {
 			// The calls that have finished so far may have started before the others; the
@@ -150,11 +147,13 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 			d.Cause = CauseAppLimited
 		}
 		a.baseline = max(mean, 1)
-		a.firstLimit, a.firstLatent = a.limit, mean
 		if w.maxInFlight < int(a.limit) && !a.startLoss {
 			a.confirm()
 		}
 		a.regain = a.maxLimit // slow start, once the baseline is confirmed
+	case a.gathering > 0:
+		d.Cause = CauseSteady
+		a.gather(mean)
 	case float64(w.maxInFlight) < a.limit/2:
 		d.Cause = CauseAppLimited
 		a.learnLower(mean)
@@ -170,7 +169,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	case d.Cause == CauseGrowth && after < before:
 		d.Cause = CauseLatency
 	}
-	if !a.probing && d.Cause != CauseProbe && a.baseline > 0 && (!a.confirmed || a.probeDue()) {
+	if !a.probing && a.gathering == 0 && d.Cause != CauseProbe && a.baseline > 0 && (!a.confirmed || a.probeDue()) {
 		a.startProbe(mean, w.samples)
 		d.Cause = CauseProbe
 	}
@@ -272,8 +271,7 @@ func queueGradient(baseline, mean float64) float64 {
 // a fleet's queue if it started together, out of it; from is the latency of the window
 // before, and samples its samples.
 func (a *lossDelay) startProbe(from float64, samples uint64) {
-	a.whole = a.startLoss && !a.confirmed
-	a.probing, a.draining = true, !a.whole
+	a.probing, a.draining = true, true
 	a.probeFrom, a.probeFromN = from, float64(samples)
 	a.afterProbe = a.limit
 	a.limit = half(a.minLimit, a.limit)
@@ -294,8 +292,12 @@ func (a *lossDelay) drainTime() time.Duration {
 // measureTime is how long a probe measures once drained, unless it lacks MinWindowSamples
 // samples: the time its slots take to answer probeSamples calls, or MinWindowSamples where
 // more, and each slot twice, at the latency before the probe, an upper bound on the probe's;
-// at most the rest of the probe.
+// at most the rest of the probe. After a start in loss it is the rest of the probe, so that
+// the probes of a fleet started together, of one length, stay together.
 func (a *lossDelay) measureTime() time.Duration {
+	if a.startLoss && !a.confirmed {
+		return duration(a.measureMost())
+	}
 	calls := max(float64(a.minSamples), probeSamples, 2*a.limit)
 	return duration(min(calls/a.limit*a.probeFrom, a.measureMost()))
 }
@@ -345,9 +347,10 @@ func (a *lossDelay) confirm() {
 // the last one read, until one that does not fall reads within a tenth of the one before: the
 // two, together, are the baseline. A fleet's queue, which one limiter's halving does not
 // empty, may be in the first reading. A limiter that did not start in loss needs one probe
-// where it reads within oneReading of the window before: neither held a queue. (One that
-// started in loss probes its first baseline in whole windows: endWholeProbe.) Once
-// confirmed, the baseline takes what a probe reads where it is lower.
+// where it reads within oneReading of the window before: neither held a queue; one whose probe
+// fell had a queue in the window before, its own or a fleet's, at or above the capacity, and
+// begins no slow start. (One that started in loss reads its first baseline in endStartProbe.)
+// Once confirmed, the baseline takes what a probe reads where it is lower.
 func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	a.probing = false
 	a.limit = a.afterProbe
@@ -357,6 +360,10 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	}
 	read, n := mean, float64(samples)
 	ratio := mean / a.probeFrom
+	if a.startLoss && !a.confirmed {
+		a.endStartProbe(mean, ratio)
+		return
+	}
 	// A fall counts where it is beyond what a mean of n samples varies by: twice its standard
 	// error where the latencies' standard deviation is half their mean, and a twentieth.
 	fell := ratio < 1-max(0.05, 1/math.Sqrt(n))
@@ -370,6 +377,7 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		a.confirm()
 	case fell:
 		a.limit *= clamp(a.tolerance*ratio, 0.5, 1)
+		a.regain = 0
 		a.baseline = max(read, 1)
 		a.reading, a.readingN = read, n
 	case !a.startLoss && a.readingN == 0 && math.Abs(ratio-1) <= oneReading:
@@ -391,32 +399,55 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	}
 }
 
-// endWholeProbe ends a probe of whole windows, a limiter's first after it lost calls before
-// its first baseline: most likely one of a fleet that started together beyond the
-// dependency's capacity, whose probes, run together, empty the fleet's queue. A short probe
-// at the one or two slots that each of many such limiters holds reads too few calls to tell
-// that queue from the noise (docs/algorithms.md); a window reads enough. The probe's latency
-// is the baseline where it is lower. Where halving brought the latency down by a tenth, the
-// queue was in it, and the next window halves again. Otherwise the limit goes back to where it
-// was before the probe, less a backoff if the probe saw loss, and cut by the gradient of the
-// first window's latency, which ran at the initial limit: rather than halving window after
-// window from there.
-func (a *lossDelay) endWholeProbe(mean float64, lost bool) {
-	a.probing = false
-	if lost {
-		a.limit = a.afterProbe * a.backoff
+// endStartProbe ends a probe of a limiter that lost calls before its first baseline: most
+// likely one of a fleet started together beyond the dependency's capacity, whose windows and
+// probes run together (window.go, measureTime), so that its probes halve the fleet's calls,
+// not one client's. Where the latency fell by about as much as the calls, to under
+// stillQueued of the window before's, the fleet still queued with half of them: the limit
+// stays halved, at 85% of the capacity or more, and the next window probes again. Otherwise
+// half the calls ran below the capacity, and the latency fell to the no-load latency: the
+// limit comes back at the share of the calls that did not queue (Little's law), less a
+// twentieth, below the capacity, and the baseline is the lowest latency of the next
+// startWindows windows (gather). A probe's 20 to 40 calls, at the one or two slots each
+// client of a large fleet holds, are too few for a baseline: clients whose baselines are a few
+// percent apart take unequal shares. A window's are enough, and below the capacity the
+// windows cost a twentieth of it where halving for a whole window cost half.
+func (a *lossDelay) endStartProbe(mean, ratio float64) {
+	if ratio < stillQueued {
+		a.baseline = min(a.baseline, max(mean, 1))
+		a.limit = half(a.minLimit, a.afterProbe)
 		return
+	}
+	a.limit = a.afterProbe * min(1, ratio*startShare)
+	a.gathering = startWindows
+}
+
+// gather takes a window's latency into the first baseline after a start in loss: each window's
+// is an upper bound on the no-load latency, and the baseline is the lowest. After the last,
+// the baseline is confirmed, and no slow start begins: the capacity is the fleet's.
+func (a *lossDelay) gather(mean float64) {
+	if a.gathering == startWindows {
+		a.baseline = max(mean, 1)
 	}
 	a.baseline = min(a.baseline, max(mean, 1))
-	if mean < 0.9*a.probeFrom {
-		a.probing = true
-		a.probeFrom = mean
-		a.limit = half(a.minLimit, a.limit)
-		return
+	if a.gathering--; a.gathering == 0 {
+		a.regain = 0
+		a.confirm()
 	}
-	a.limit = min(a.afterProbe, a.firstLimit*min(1, a.tolerance*a.baseline/a.firstLatent))
-	a.confirm()
 }
+
+const (
+	// stillQueued is 1/(2*0.85). Where half a fleet's calls are still at the capacity or above
+	// it, the latency falls by as much as the calls; below it, to the no-load latency, the
+	// capacity's share of the calls before. A fall to under 1/1.7 leaves half the calls at 85%
+	// of the capacity or more.
+	stillQueued = 1 / 1.7
+	// startShare is the share of the calls that did not queue that the limit keeps, to run
+	// below the capacity while the baseline is read.
+	startShare = 0.95
+	// startWindows is how many windows the first baseline after a start in loss is read from.
+	startWindows = 3
+)
 
 // oneReading is how near the window before a first probe must read, as a share, for the two
 // to confirm the baseline alone, where the limiter did not start in loss: a client alone in

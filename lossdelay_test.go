@@ -99,9 +99,11 @@ func TestLossDelaySlowStartEndsAtLoss(t *testing.T) {
 }
 
 // A fleet that starts far above the capacity: the first window loses most of its calls, and
-// the next ones see the fleet's queue. While halving brings the latency down by a tenth the
-// probe halves again; then the limit comes back cut by the gradient of the first latency.
-// No window without loss cuts the limit to less than half the window before's.
+// the next ones see the fleet's queue. While a probe's latency falls with its calls, the fleet
+// still queues: the limit stays halved and the next window probes again. Once it falls by
+// less, the probe ran below the capacity: the limit comes back at the share of the calls that
+// did not queue, less a twentieth, and the baseline is the lowest latency of the next three
+// windows. No window without loss cuts the limit to less than half the window before's.
 func TestLossDelayFleetStart(t *testing.T) {
 	c, err := Config{Algorithm: LossDelay, InitialLimit: 20}.resolved()
 	require.NoError(t, err)
@@ -109,22 +111,31 @@ func TestLossDelayFleetStart(t *testing.T) {
 	d := a.next(window{samples: 1000, drops: 600, meanLatency: 45 * ms, maxInFlight: 20}, Decision{})
 	require.Equal(t, CauseDrop, d.Cause)
 	require.Equal(t, 10, d.LimitAfter, "cut by what got through, at most by half")
-	var limits []int
+	type step struct {
+		latency float64 // of the window, or of the probe that it ends
+		cause   Cause
+		limit   int
+	}
 	previous := d.LimitAfter
-	for _, latency := range []float64{30, 15, 10, 10} {
-		d = a.next(full(previous, latency, 0), Decision{})
-		require.Equal(t, CauseProbe, d.Cause, "%g ms", latency)
+	for i, s := range []step{
+		{30, CauseProbe, 5}, // the first window without loss, at 10: a probe at half
+		{15, CauseProbe, 5}, // the probe's latency halved with its calls: halved it stays
+		{15, CauseProbe, 3}, // the window at 5 reads the same, and ends with the next probe, at 3
+		{10, CauseProbe, 3}, // a fall by a third only: back at 5*(10/15)*0.95 = 3.2
+		{10.4, CauseSteady, 3},
+		{9.8, CauseSteady, 3},
+		{10.1, CauseSteady, 3}, // the third window: the baseline, 9.8 ms, the lowest
+	} {
+		d = a.next(full(previous, s.latency, 0), Decision{})
+		require.Equal(t, s.cause, d.Cause, "step %d", i)
+		require.Equal(t, s.limit, d.LimitAfter, "step %d", i)
 		require.GreaterOrEqual(t, 2*d.LimitAfter, previous, "at most halved without loss")
 		previous = d.LimitAfter
-		limits = append(limits, d.LimitAfter)
 	}
-	// 30 ms: the probe at 5; 15 ms, a tenth lower: at 3 (halves round up); 10 ms, lower
-	// still: at 2; 10 ms again: the baseline, and the limit back to 10 cut by 1.08*10/30.
-	require.Equal(t, []int{5, 3, 2, 3}, limits)
-	require.Equal(t, 10*time.Millisecond, d.LongLatency)
+	require.Equal(t, 9800*time.Microsecond, d.LongLatency)
 	d = a.next(full(3, 10, 0), Decision{})
 	require.Equal(t, CauseGrowth, d.Cause)
-	require.Equal(t, 7, d.LimitAfter, "3.6 doubled")
+	require.Less(t, d.LimitAfter, 6, "no slow start: the capacity is the fleet's")
 }
 
 func TestLossDelayLossBacksOffAndTeachesNothing(t *testing.T) {
@@ -521,4 +532,37 @@ func TestLossDelayCauseAgreesWithDirection(t *testing.T) {
 			require.Contains(t, []Cause{CauseDrop, CauseCeiling, CauseLatency, CauseProbe}, c, "window %d: %d -> %d", i, limit, d.LimitAfter)
 		}
 	}
+}
+
+// A limiter that lost calls before its first baseline probes it as its fleet does: the
+// window its probe is the first part of ends where it would have without the probe, so that
+// the probes of limiters started together stay together.
+func TestLossDelayStartProbesStayInStep(t *testing.T) {
+	l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 20, MinWindowSamples: 10})
+	a := l.algorithm.(*lossDelay)
+	// window runs n calls for d, and ends them, the first lost of them dropped: the last at d.
+	window := func(n, lost int, d time.Duration) {
+		held := acquireN(t, l, n)
+		clock.Advance(d / 2)
+		for i := range held[:n-1] {
+			if i < lost {
+				held[i].Done(context.DeadlineExceeded)
+			} else {
+				held[i].Done(nil)
+			}
+		}
+		clock.Advance(d - d/2)
+		held[n-1].Done(nil)
+	}
+	window(20, 4, time.Second) // a fifth lost, too few to close it early
+	require.Equal(t, CauseDrop, l.Snapshot().Last.Cause)
+	window(l.Limit(), 0, time.Second)
+	require.Equal(t, CauseProbe, l.Snapshot().Last.Cause, "the first window without loss, then a probe")
+	require.True(t, a.probing && a.draining)
+	resume := a.resume
+	window(l.Limit(), 0, 100*time.Millisecond) // the drain
+	window(l.Limit(), 0, 100*time.Millisecond) // the measure
+	require.False(t, a.probing, "the probe is over")
+	require.False(t, a.confirmed)
+	require.Equal(t, resume, l.window.end.Load(), "the rest of the window the probe began")
 }

@@ -50,7 +50,7 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	samples := since(read.samples, l.read.samples)
 	if samples < uint64(l.cfg.MinWindowSamples) {
-		if probe != nil && probe.probing && !probe.whole {
+		if probe != nil && probe.probing {
 			if now < probe.until {
 				l.window.end.Store(probe.until) // the probe waits for samples until its bound
 				return
@@ -72,7 +72,7 @@ func (l *Limiter) closeWindow(now int64) {
 		maxInFlight: count(read.maxInFlight),
 	}
 	l.read = read
-	probed := probe != nil && (probe.probing || probe.early)
+	resumes := probe != nil && (probe.probing || probe.early && probe.confirmed)
 	d := Decision{
 		Samples:     count(w.samples),
 		Drops:       count(w.drops),
@@ -94,27 +94,28 @@ func (l *Limiter) closeWindow(now int64) {
 		l.stripes.recount()
 		l.endLeases()
 	}
-	l.window.end.Store(l.nextEnd(now, probed))
+	l.window.end.Store(l.nextEnd(now, resumes))
 	l.publish(&d)
 	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {
 		l.cfg.OnLimitChange(l.cfg.Name, d)
 	}
 }
 
-// nextEnd is when the window that starts at now ends, where probed says whether the one that
-// ended was a probe's. A window lasts Config.Window, and LossDelay's probe is the first part
-// of one: it begins with its drain, and once it is over, the rest of that window runs at the
-// limit it gave back. So the windows of a fleet's limiters, started together, stay together,
-// and so do their probes. Before the baseline is confirmed, a window that closed early for its
-// loss is followed by a whole one, as a fleet's whole-window probes (endWholeProbe) are.
-func (l *Limiter) nextEnd(now int64, probed bool) int64 {
+// nextEnd is when the window that starts at now ends, where resumes says whether it is the
+// rest of the one that ended. A window lasts Config.Window, and LossDelay's probe is the first
+// part of one: it begins with its drain, and once it is over, the rest of that window runs at
+// the limit it gave back. So the windows of a fleet's limiters, started together, stay
+// together, and so do their probes. Once the baseline is confirmed, so is a window that closed
+// early for its loss; before, the window after it is a whole one, whose start leaves the calls
+// of the one that closed out of its drops (noteDrop).
+func (l *Limiter) nextEnd(now int64, resumes bool) int64 {
 	probe, _ := l.algorithm.(*lossDelay)
 	switch {
 	case probe == nil:
 	case probe.draining:
 		probe.resume = later(now, l.windowUnits)
 		return later(now, l.src.units(probe.drainTime()))
-	case probed && !probe.probing && probe.resume > now && probe.confirmed:
+	case resumes && !probe.probing && probe.resume > now:
 		return probe.resume
 	}
 	return later(now, l.windowUnits)
