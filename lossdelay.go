@@ -359,7 +359,7 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		return
 	}
 	read, n := mean, float64(samples)
-	ratio := mean / a.probeFrom
+	ratio := max(mean, 1) / max(a.probeFrom, 1) // latencies of 0 read as the 1 ns a baseline is at least
 	if a.startLoss && !a.confirmed {
 		a.endStartProbe(mean, ratio)
 		return

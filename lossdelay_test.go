@@ -361,23 +361,40 @@ func TestLossDelayProbesEveryJitteredInterval(t *testing.T) {
 }
 
 func TestLossDelayStaysInBounds(t *testing.T) {
-	a := newTestLossDelay(t, Config{MinLimit: 5, MaxLimit: 30, InitialLimit: 10})
-	for i := range 2000 {
-		var w window
-		switch i % 7 {
-		case 0:
-			w = window{samples: 10, drops: 10, meanLatency: 1e12, maxInFlight: 1}
-		case 1:
-			w = window{samples: 10, meanLatency: 0, maxInFlight: 1000}
-		case 2:
-			w = window{samples: 1, drops: 0, meanLatency: math.MaxFloat64 / 2, maxInFlight: 1000}
-		default:
-			w = full(1000, float64(i%13), 0)
+	c := Config{MinLimit: 5, MaxLimit: 30, InitialLimit: 10}
+	fresh, err := Config{Algorithm: LossDelay, MinLimit: 5, MaxLimit: 30, InitialLimit: 10}.resolved()
+	require.NoError(t, err)
+	for name, a := range map[string]*lossDelay{
+		"baseline measured": newTestLossDelay(t, c),
+		// A start in loss, then windows of every kind, latencies of 0 among them.
+		"start in loss": newLossDelay(fresh),
+	} {
+		for i := range 2000 {
+			var w window
+			switch i % 7 {
+			case 0:
+				w = window{samples: 10, drops: 10, meanLatency: 1e12, maxInFlight: 1}
+			case 1:
+				w = window{samples: 10, meanLatency: 0, maxInFlight: 1000}
+			case 2:
+				w = window{samples: 1, drops: 0, meanLatency: math.MaxFloat64 / 2, maxInFlight: 1000}
+			default:
+				w = full(1000, float64(i%13), 0)
+			}
+			d := a.next(w, Decision{})
+			require.GreaterOrEqual(t, d.LimitAfter, 5, "%s, window %d", name, i)
+			require.LessOrEqual(t, d.LimitAfter, 30, "%s, window %d", name, i)
+			require.False(t, math.IsNaN(a.limit) || math.IsNaN(a.baseline) || math.IsNaN(d.Gradient), "%s, window %d", name, i)
 		}
-		d := a.next(w, Decision{})
-		require.GreaterOrEqual(t, d.LimitAfter, 5)
-		require.LessOrEqual(t, d.LimitAfter, 30)
-		require.False(t, math.IsNaN(a.limit) || math.IsNaN(a.baseline) || math.IsNaN(d.Gradient))
+	}
+	// A start in loss, then calls that take no time at all (a ManualClock that does not move):
+	// probes that read 0 after windows of 0.
+	a := newLossDelay(fresh)
+	a.next(window{samples: 1000, drops: 600, meanLatency: 45 * ms, maxInFlight: 10}, Decision{})
+	for i := range 20 {
+		d := a.next(window{samples: 1000, meanLatency: 0, maxInFlight: 30}, Decision{})
+		require.GreaterOrEqual(t, d.LimitAfter, 5, "window %d", i)
+		require.False(t, math.IsNaN(a.limit) || math.IsNaN(a.baseline), "window %d", i)
 	}
 }
 
