@@ -95,6 +95,10 @@ func FuzzAlgorithm(f *testing.F) {
 	f.Add(uint8(1), 20, 1, 200, 4, 600, 0.2, 1.5, 0.9, []byte{10, 0, 0, 0, 1, 0, 0, 0, 20, 0})
 	f.Add(uint8(2), 20, 1, 200, 4, 600, 0.2, 1.5, 0.9, []byte{10, 0, 1, 0, 1, 0, 0, 0, 20, 0, 10, 0, 0, 0, 1, 0, 0, 0, 20, 0})
 	f.Add(uint8(1), limitCeiling, 1, limitCeiling, queueSizeCeiling, 1, 1.0, 1.0, 0.5, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	// LossDelay, a start in loss, then windows that took no time: its probes read 0 after 0.
+	f.Add(uint8(3), 20, 5, 200, 4, 600, 0.2, 1.5, 0.9, []byte{
+		0xe7, 3, 200, 0x40, 0xa5, 0xae, 2, 0, 2, 0,
+		0xe7, 3, 0, 0, 0, 0, 0, 0, 30, 0, 0xe7, 3, 0, 0, 0, 0, 0, 0, 30, 0, 0xe7, 3, 0, 0, 0, 0, 0, 0, 30, 0})
 	f.Fuzz(func(t *testing.T, alg uint8, initial, minLimit, maxLimit, queue, longWindow int,
 		smoothing, tolerance, backoff float64, windows []byte) {
 		c, err := Config{
