@@ -295,7 +295,7 @@ func (a *lossDelay) drainTime() time.Duration {
 // at most the rest of the probe. After a start in loss it is the rest of the probe, so that
 // the probes of a fleet started together, of one length, stay together.
 func (a *lossDelay) measureTime() time.Duration {
-	if a.startLoss && !a.confirmed {
+	if a.startingInLoss() {
 		return duration(a.measureMost())
 	}
 	calls := max(float64(a.minSamples), probeSamples, 2*a.limit)
@@ -360,7 +360,7 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	}
 	read, n := mean, float64(samples)
 	ratio := max(mean, 1) / max(a.probeFrom, 1) // latencies of 0 read as the 1 ns a baseline is at least
-	if a.startLoss && !a.confirmed {
+	if a.startingInLoss() {
 		a.endStartProbe(mean, ratio)
 		return
 	}
@@ -398,6 +398,10 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		a.reading, a.readingN = read, n
 	}
 }
+
+// startingInLoss reports whether the limiter lost calls before its first baseline and has not
+// confirmed it yet: its probes run the whole fifth of a window, and endStartProbe ends them.
+func (a *lossDelay) startingInLoss() bool { return a.startLoss && !a.confirmed }
 
 // endStartProbe ends a probe of a limiter that lost calls before its first baseline: most
 // likely one of a fleet started together beyond the dependency's capacity, whose windows and

@@ -133,6 +133,7 @@ func TestLossDelayFleetStart(t *testing.T) {
 		previous = d.LimitAfter
 	}
 	require.Equal(t, 9800*time.Microsecond, d.LongLatency)
+	require.InDelta(t, 5*10.0/15*0.95, a.limit, 1e-9, "held at the share that did not queue while the baseline was read")
 	d = a.next(full(3, 10, 0), Decision{})
 	require.Equal(t, CauseGrowth, d.Cause)
 	require.Less(t, d.LimitAfter, 6, "no slow start: the capacity is the fleet's")
