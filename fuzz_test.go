@@ -144,7 +144,7 @@ func FuzzWindow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, alg uint8, minSamples uint8, start int64, ops []byte) {
 		c := Config{Algorithm: Algorithm(alg%4 + 1), InitialLimit: 8, MaxLimit: 16, MinWindowSamples: 1 + int(minSamples%8)}
 		l, clock := newStep(t, c, start)
-		m := windowModel{t: t, l: l, timed: l.timed(), id: l.window.id.Load()}
+		m := windowModel{t: t, l: l, id: l.window.id.Load()}
 		type call struct {
 			p     Permit
 			start int64
@@ -157,8 +157,21 @@ func FuzzWindow(f *testing.F) {
 			c := &held[len(held)-1]
 			held = held[:len(held)-1]
 			now := clock.now.Load()
+			latency := elapsed(c.start, now)
+			if c.p.start == untimed {
+				latency = 0 // AIMD's, before its first departure
+			}
+			if err == errDeparted {
+				after := l.departAfter.Load()
+				if c.p.start != untimed && after > 0 && now-c.p.start > after {
+					m.add(latency, true)
+				}
+				c.p.Finish(Departed)
+				m.check()
+				return
+			}
 			if err == nil || err == context.DeadlineExceeded {
-				m.add(elapsed(c.start, now), err != nil)
+				m.add(latency, err != nil)
 			}
 			c.p.Done(err)
 			m.check()
@@ -175,7 +188,11 @@ func FuzzWindow(f *testing.F) {
 			case 5:
 				finish(context.DeadlineExceeded)
 			case 6:
-				finish(errors.New("404"))
+				if b>>4&1 == 0 {
+					finish(errors.New("404"))
+				} else {
+					finish(errDeparted)
+				}
 			case 7:
 				clock.now.Store(later(now, int64(b>>4)*int64(100*time.Millisecond)))
 			case 8:
@@ -233,11 +250,13 @@ func FuzzWindow(f *testing.F) {
 	})
 }
 
+// errDeparted stands for Finish(Departed) in FuzzWindow's finish.
+var errDeparted = errors.New("departed")
+
 // windowModel keeps the samples of the open window, as the limiter should.
 type windowModel struct {
 	t              *testing.T
 	l              *Limiter
-	timed          bool
 	windows        uint64
 	id             uint64 // the window under way's id (window.go)
 	samples, drops int
@@ -245,9 +264,7 @@ type windowModel struct {
 }
 
 func (m *windowModel) add(latency uint64, drop bool) {
-	if m.timed {
-		m.sum += float64(latency)
-	}
+	m.sum += float64(latency)
 	m.samples++
 	if drop {
 		m.drops++

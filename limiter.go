@@ -25,17 +25,22 @@ type Limiter struct {
 	// Read by every call, written only by New.
 	stripes     stripes
 	src         source
-	mode        mode      // Disabled and DryRun, in one compare for Acquire
-	leases      bool      // calls of mode leasing, or classed and enforcing, use per-P caches of slots (lease.go)
-	classes     *classSet // with Config.Classes (classes.go)
+	mode        mode        // Disabled and DryRun, in one compare for Acquire
+	timing      atomic.Bool // calls are timed (timed); AIMD's from its first departure on
+	leases      bool        // calls of mode leasing, or classed and enforcing, use per-P caches of slots (lease.go)
+	classes     *classSet   // with Config.Classes (classes.go)
 	rejection   *LimitExceededError
 	windowUnits int64
 
 	// Owned by the goroutine that holds closing.
-	closing   atomic.Bool
-	algorithm algorithm
-	read      totals // what the last closed window read from the stripes
-	published published
+	closing    atomic.Bool
+	algorithm  algorithm
+	read       totals // what the last closed window read from the stripes
+	published  published
+	departures departures
+	// Written by a window's close, read by departures: how long a departure must have run
+	// to be a drop, in clock units, or 0 for none (depart.go).
+	departAfter atomic.Int64
 
 	cfg Config
 
@@ -82,6 +87,7 @@ func New(c Config) (*Limiter, error) {
 		l.mode, l.leases = leasing, true
 	}
 	l.windowUnits = l.src.units(c.Window)
+	l.timing.Store(c.Algorithm != AIMD)
 	l.setLimit(int64(c.InitialLimit))
 	l.window.end.Store(later(l.src.now(), l.windowUnits))
 	return l, nil
@@ -298,8 +304,8 @@ func elapsed(start, now int64) uint64 {
 }
 
 // timed reports whether calls are timed: AIMD uses no latency, so its calls read the clock
-// once, at the end.
-func (l *Limiter) timed() bool { return l.cfg.Algorithm != AIMD }
+// once, at the end, until a departure needs to know how long a call ran (depart.go).
+func (l *Limiter) timed() bool { return l.timing.Load() }
 
 // Limit returns how many calls may run at once now.
 func (l *Limiter) Limit() int {

@@ -14,6 +14,12 @@ const (
 	Drop
 	// Ignore is a call that says nothing about load: its slot is freed without a sample.
 	Ignore
+	// Departed is a call whose caller went away before it ended: it disconnected, cancelled,
+	// or its own deadline passed. It is a drop only where the limiter's last window showed the
+	// dependency queueing and the call ran well past the dependency's latency without a
+	// queue, and is ignored otherwise, so that callers who leave at will cannot drive the limit
+	// down (docs/behaviour.md#departures).
+	Departed
 )
 
 func (o Outcome) String() string {
@@ -24,14 +30,17 @@ func (o Outcome) String() string {
 		return "drop"
 	case Ignore:
 		return "ignore"
+	case Departed:
+		return "departed"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
 // Finish finishes the call with an outcome that the caller classified, and clears p: a
 // Sample is Done(nil), a Drop is a sample marked as a drop whatever the limiter's DropOn
-// says, and Ignore (or any other value) frees the slot without a sample, as Cancel does, but
-// counts the call as ignored (Snapshot.Ignored) rather than cancelled.
+// says, Departed is a drop or ignored as its comment says, and Ignore (or any other value)
+// frees the slot without a sample, as Cancel does, but counts the call as ignored
+// (Snapshot.Ignored) rather than cancelled.
 func (p *Permit) Finish(o Outcome) {
 	if o == Sample {
 		p.Done(nil)
@@ -42,10 +51,13 @@ func (p *Permit) Finish(o Outcome) {
 		return
 	}
 	p.ticket = ticket{}
-	if o == Drop {
+	switch o {
+	case Drop:
 		q.l.noteDrop(q.start)
 		q.l.done(q, nil, 1)
-	} else {
+	case Departed:
+		q.l.depart(q)
+	default:
 		q.l.ignore(q)
 	}
 }

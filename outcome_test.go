@@ -10,7 +10,7 @@ import (
 func TestFinishDropIgnoresDropOn(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		l, _ := newManual(t, Config{Algorithm: alg, MinWindowSamples: 3, DropOn: func(error) bool { return false }})
-		for _, o := range []Outcome{Sample, Drop, Ignore, Drop} {
+		for _, o := range []Outcome{Sample, Drop, Ignore, Departed, Drop} {
 			p, err := l.Acquire()
 			require.NoError(t, err)
 			p.Finish(o)
@@ -18,7 +18,7 @@ func TestFinishDropIgnoresDropOn(t *testing.T) {
 			p.Finish(o) // cleared: a second finish does nothing
 		}
 		read := l.stripes.sum(0)
-		require.EqualValues(t, 3, read.samples, "Sample and two Drops; Ignore is no sample")
+		require.EqualValues(t, 3, read.samples, "Sample and two Drops; Ignore and a Departed after no window are no sample")
 		require.EqualValues(t, 2, read.drops)
 	})
 }

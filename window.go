@@ -72,6 +72,7 @@ func (l *Limiter) closeWindow(now int64) {
 		maxInFlight: count(read.maxInFlight),
 	}
 	l.read = read
+	l.judgeDepartures(w, id)
 	resumes := probe != nil && (probe.probing || probe.early && probe.confirmed)
 	d := Decision{
 		Samples:     count(w.samples),

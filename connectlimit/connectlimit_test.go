@@ -405,3 +405,67 @@ func TestClientStreamContextEndContainsPanic(t *testing.T) {
 	require.Equal(t, "none", limittest.Classified(t, l))
 	_ = s.Close()
 }
+
+// A caller whose own deadline passes, or who cancels, departs (adaptivelimit.Departed): a
+// drop only where the limiter's last window queued and the call ran long, never on a handler
+// without a queue, in unary and streaming calls.
+func TestHandlerCallerDeparts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before time.Duration // the second window's mean latency, after one of 20 ms
+		cancel bool
+		want   string
+	}{
+		{"deadline, no queue", 20 * time.Millisecond, false, "none"},
+		{"cancel, no queue", 20 * time.Millisecond, true, "none"},
+		{"deadline, queued", 50 * time.Millisecond, false, "drop"},
+		{"cancel, queued", 50 * time.Millisecond, true, "drop"},
+	} {
+		for _, kind := range []string{"unary", "stream"} {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				l, clock := limittest.Fixed(t, "handler", 1)
+				for _, latency := range []time.Duration{20 * time.Millisecond, tc.before} {
+					clock.Advance(time.Second - latency/2) // a window of one call, that closes as it ends
+					p, err := l.Acquire()
+					require.NoError(t, err)
+					clock.Advance(latency)
+					p.Done(nil)
+				}
+				entered := make(chan struct{}, 1)
+				wait := func(ctx context.Context) error {
+					clock.Advance(time.Second) // the call ran 1 s; its end closes the window
+					entered <- struct{}{}
+					<-ctx.Done()
+					return ctx.Err()
+				}
+				svc := &service{
+					say:  func(ctx context.Context, _ string) (string, error) { return "", wait(ctx) },
+					list: func(ctx context.Context, _ string, _ func(string) error) error { return wait(ctx) },
+				}
+				url, hc := serve(t, svc, connect.WithInterceptors(connectlimit.NewInterceptor(l)))
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				if tc.cancel {
+					go func() { <-entered; cancel() }()
+				}
+				before := l.Snapshot()
+				var err error
+				if kind == "unary" {
+					_, err = newClients(url, hc).callSay(ctx, "")
+				} else {
+					_, err = newClients(url, hc).callList(ctx, "")
+				}
+				require.Error(t, err)
+				require.Eventually(t, func() bool { // the interceptor finished the call, as a drop or ignored
+					s := l.Snapshot()
+					return s.Drops+s.Ignored > before.Drops+before.Ignored
+				}, 5*time.Second, time.Millisecond)
+				got := "none"
+				if l.Snapshot().Drops > before.Drops {
+					got = "drop"
+				}
+				require.Equal(t, tc.want, got)
+			})
+		}
+	}
+}

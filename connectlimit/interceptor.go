@@ -7,6 +7,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // NewInterceptor returns an interceptor that runs each call inside l: as a handler's
@@ -47,7 +48,11 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		}
 		defer p.Cancel() // next or the outcome function panicked: Finish has not cleared p
 		resp, err := next(ctx, req)
-		p.Finish(i.o.outcome(err))
+		o := i.o.outcome(err)
+		if !spec.IsClient {
+			o = integration.ServerOutcome(ctx, o)
+		}
+		p.Finish(o)
 		return resp, err
 	}
 }
@@ -63,7 +68,7 @@ func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		}
 		defer p.Cancel()
 		err = next(ctx, conn)
-		p.Finish(i.o.outcome(err))
+		p.Finish(integration.ServerOutcome(ctx, i.o.outcome(err)))
 		return err
 	}
 }

@@ -37,7 +37,9 @@ func WithRetryAfter(d time.Duration) Option {
 
 // WithOutcome replaces DefaultOutcome, in a handler and in a client. It is called with the
 // error that ends each admitted call, nil for a success; a handler that panics frees its
-// slot without calling it. NewInterceptor panics if f is nil.
+// slot without calling it. In a handler, an outcome other than Sample of a call whose caller
+// is gone (its context is done) is adaptivelimit.Departed, whatever f says
+// (integration.ServerOutcome). NewInterceptor panics if f is nil.
 func WithOutcome(f func(err error) adaptivelimit.Outcome) Option {
 	return func(o *options) { o.outcome = f }
 }

@@ -16,6 +16,10 @@ import (
 // (CodeInvalidArgument, CodeNotFound, CodePermissionDenied, CodeUnauthenticated, ...) say
 // nothing about load, and a failure (CodeInternal, CodeUnknown, ...) is not the latency of a
 // healthy call. grpclimit's DefaultOutcome judges every code alike.
+//
+// In a handler, a call whose caller is gone when it returns (it cancelled, or the deadline
+// it sent passed) is adaptivelimit.Departed instead of a drop or nothing: the deadline is the
+// caller's to send, so it may lower the limit only as Departed says.
 func DefaultOutcome(err error) adaptivelimit.Outcome {
 	switch {
 	case err == nil:

@@ -69,8 +69,10 @@ func WithPushback(d time.Duration) ServerOption {
 // frees its slot without calling it. A function that panics frees the slot without a
 // sample: the panic goes on to the caller, except on the goroutine that finishes a client
 // stream whose context is done, where it is dropped (see StreamClientInterceptor). An
-// Outcome other than Sample, Drop and Ignore is Ignore. The interceptor panics, when it is
-// built, if f is nil.
+// Outcome other than Sample, Drop, Ignore and Departed is Ignore. On a server, an outcome
+// other than Sample of a call whose caller is gone (its context is done) is
+// adaptivelimit.Departed, whatever f says (integration.ServerOutcome). The interceptor
+// panics, when it is built, if f is nil.
 func WithOutcome(f func(err error) adaptivelimit.Outcome) Option {
 	return bothOption(func(o *options) { o.outcome = f })
 }

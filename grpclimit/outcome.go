@@ -13,6 +13,10 @@ import (
 // (InvalidArgument, NotFound, AlreadyExists, PermissionDenied, Unauthenticated,
 // FailedPrecondition, ...) say nothing about load, and a failure (Internal, Unknown, ...) is
 // not the latency of a healthy call. connectlimit's DefaultOutcome judges every code alike.
+//
+// On a server, a call whose caller is gone when its handler returns (it cancelled, or the
+// deadline it sent passed) is adaptivelimit.Departed instead of a drop or nothing: the
+// deadline is the caller's to send, so it may lower the limit only as Departed says.
 func DefaultOutcome(err error) adaptivelimit.Outcome {
 	switch {
 	case err == nil:

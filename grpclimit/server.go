@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // PushbackKey is the trailer of a server's rejections that tells gRPC clients how many
@@ -76,6 +77,6 @@ func (s *server) run(ctx context.Context, method string, setTrailer func(metadat
 	}
 	defer p.Cancel() // the handler or the outcome function panicked: Finish has not cleared p
 	err = handler(ctx)
-	p.Finish(s.o.outcome(err))
+	p.Finish(integration.ServerOutcome(ctx, s.o.outcome(err)))
 	return err
 }

@@ -204,3 +204,71 @@ func TestServerPanicFreesTheSlot(t *testing.T) {
 	})
 	require.Equal(t, "none", limittest.Classified(t, l))
 }
+
+// A caller whose own deadline passes, or who cancels, departs (adaptivelimit.Departed): the
+// deadline is the caller's to send, so it is a drop only where the limiter's last window
+// queued and the call ran long, never on a server without a queue (issue 36: a client that
+// sent a deadline of a millisecond made every call a drop).
+func TestServerCallerDeparts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before time.Duration // the second window's mean latency, after one of 20 ms
+		cancel bool
+		want   string
+	}{
+		{"deadline, no queue", 20 * time.Millisecond, false, "none"},
+		{"cancel, no queue", 20 * time.Millisecond, true, "none"},
+		{"deadline, queued", 50 * time.Millisecond, false, "drop"},
+		{"cancel, queued", 50 * time.Millisecond, true, "drop"},
+	} {
+		for _, kind := range []string{"unary", "stream"} {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				l, clock := limittest.Fixed(t, "echo", 1)
+				for _, latency := range []time.Duration{20 * time.Millisecond, tc.before} {
+					clock.Advance(time.Second - latency/2) // a window of one call, that closes as it ends
+					p, err := l.Acquire()
+					require.NoError(t, err)
+					clock.Advance(latency)
+					p.Done(nil)
+				}
+				entered := make(chan struct{}, 1)
+				e := &echo{answer: func(ctx context.Context, _ string) error {
+					clock.Advance(time.Second) // the call ran 1 s; its end closes the window
+					entered <- struct{}{}
+					<-ctx.Done()
+					return ctx.Err()
+				}}
+				cc := dial(t, "tcp", e, []grpc.ServerOption{
+					grpc.UnaryInterceptor(grpclimit.UnaryServerInterceptor(l)),
+					grpc.StreamInterceptor(grpclimit.StreamServerInterceptor(l)),
+				})
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				if tc.cancel {
+					go func() { <-entered; cancel() }()
+				}
+				before := l.Snapshot()
+				var err error
+				if kind == "unary" {
+					err = unary(ctx, cc, "hi")
+				} else {
+					var cs grpc.ClientStream
+					if cs, err = cc.NewStream(ctx, &bidiDesc, bidiMethod); err == nil {
+						require.NoError(t, cs.CloseSend()) // the handler answers at the end of the stream
+						err = cs.RecvMsg(new(wrapperspb.StringValue))
+					}
+				}
+				require.Error(t, err)
+				require.Eventually(t, func() bool { // the interceptor finished the call, as a drop or ignored
+					s := l.Snapshot()
+					return s.Drops+s.Ignored > before.Drops+before.Ignored
+				}, 5*time.Second, time.Millisecond)
+				got := "none"
+				if l.Snapshot().Drops > before.Drops {
+					got = "drop"
+				}
+				require.Equal(t, tc.want, got)
+			})
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package httplimit
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -21,13 +19,6 @@ import (
 // from the status it wrote whether that is a sample, a drop or nothing. A handler or an
 // outcome function that panics frees its slot without a sample, and the panic goes on to
 // net/http's own recovery.
-//
-// Middleware's own overload signal: with DefaultServerOutcome, a request whose client went
-// away (its context is canceled) is a drop where every slot of l is held when its handler
-// returns, and is ignored otherwise. HTTP carries no deadline from the client, so a client
-// that gives up waiting for a busy server says so only by going away; a client that goes
-// away from a server with free slots changed its mind, which says nothing about load. This
-// is what lets AIMD, which reads drops only, back off on a server (docs/behaviour.md).
 //
 // The ResponseWriter that the handler gets is an http.Flusher, and unwraps to the server's
 // for http.ResponseController.
@@ -69,18 +60,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	p.Finish(h.outcome(r, status))
-}
-
-// outcome returns the outcome of a request whose handler wrote status, with Middleware's
-// own overload signal where the outcome function is the default.
-func (h *handler) outcome(r *http.Request, status int) adaptivelimit.Outcome {
-	o := h.o.outcome(r, status)
-	if !h.o.ownOutcome && o == adaptivelimit.Ignore && errors.Is(r.Context().Err(), context.Canceled) &&
-		h.l.InFlight() >= h.l.Limit() {
-		return adaptivelimit.Drop
-	}
-	return o
+	p.Finish(h.o.outcome(r, status))
 }
 
 // retryAfterHeader returns the Retry-After value for d, or nil for no header.

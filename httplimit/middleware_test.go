@@ -128,33 +128,52 @@ func TestMiddlewareClassifies(t *testing.T) {
 	}
 }
 
-// A client that goes away while the handler runs is a drop where every slot is held as the
-// handler returns: the client gave up on a busy server, which is how an overloaded HTTP
-// server learns of its clients' timeouts. Where a slot is free it says nothing about load,
-// and a custom outcome function judges it alone.
+// A client that goes away while the handler runs is adaptivelimit.Departed: a drop only where
+// the limiter's last window queued (its mean latency 1.5 times the least) and the request ran
+// past 1.5 times the least, whatever slots are held, so that clients who leave at will, at any
+// rate, cannot lower the limit (issue 36: every departure at a full limiter was a drop). A
+// custom outcome function judges it alone.
 func TestMiddlewareClientGoesAway(t *testing.T) {
+	ignore := []httplimit.ServerOption{httplimit.WithServerOutcome(func(*http.Request, int) adaptivelimit.Outcome {
+		return adaptivelimit.Ignore
+	})}
 	for _, c := range []struct {
-		name  string
-		limit int
-		opts  []httplimit.ServerOption
-		want  string
+		name   string
+		limit  int
+		before time.Duration // the second window's mean latency, after one of 20 ms
+		ran    time.Duration
+		opts   []httplimit.ServerOption
+		want   string
 	}{
-		{"every slot held", 1, nil, "drop"},
-		{"a slot free", 2, nil, "none"},
-		{"custom outcome", 1, []httplimit.ServerOption{httplimit.WithServerOutcome(func(*http.Request, int) adaptivelimit.Outcome {
-			return adaptivelimit.Ignore
-		})}, "none"},
+		{"every slot held, no queue", 1, 20 * time.Millisecond, time.Second, nil, "none"},
+		{"a slot free, no queue", 2, 20 * time.Millisecond, time.Second, nil, "none"},
+		{"queued, left late", 1, 50 * time.Millisecond, time.Second, nil, "drop"},
+		{"queued, slots free, left late", 3, 50 * time.Millisecond, time.Second, nil, "drop"},
+		{"queued, left soon", 1, 50 * time.Millisecond, 30 * time.Millisecond, nil, "none"},
+		{"custom outcome", 1, 50 * time.Millisecond, time.Second, ignore, "none"},
 	} {
-		t.Run(c.name, func(t *testing.T) { clientGoesAway(t, c.limit, c.opts, c.want) })
+		t.Run(c.name, func(t *testing.T) {
+			l, clock := limittest.Fixed(t, "api", c.limit)
+			for _, latency := range []time.Duration{20 * time.Millisecond, c.before} {
+				clock.Advance(time.Second - latency/2) // a window of one call, that closes as it ends
+				p, err := l.Acquire()
+				require.NoError(t, err)
+				clock.Advance(latency)
+				p.Done(nil)
+			}
+			require.EqualValues(t, 2, l.Snapshot().Windows)
+			clock.Advance(max(time.Second-c.ran, 0)) // the departure's end closes the third
+			clientGoesAway(t, l, clock, c.ran, c.opts, c.want)
+		})
 	}
 }
 
-func clientGoesAway(t *testing.T, limit int, opts []httplimit.ServerOption, want string) {
-	l, clock := limittest.Fixed(t, "api", limit)
+func clientGoesAway(t *testing.T, l *adaptivelimit.Limiter, clock *adaptivelimit.ManualClock, ran time.Duration, opts []httplimit.ServerOption, want string) {
+	before := l.Snapshot()
 	done := make(chan struct{}, 1)
 	entered := make(chan struct{})
 	srv := newServer(t, served(httplimit.Middleware(l, opts...)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		clock.Advance(time.Second)
+		clock.Advance(ran)
 		close(entered)
 		<-r.Context().Done()
 		w.WriteHeader(503) // what a handler might write as it gives up: the client is gone
@@ -169,5 +188,11 @@ func clientGoesAway(t *testing.T, limit int, opts []httplimit.ServerOption, want
 	_, err = srv.Client().Do(req)
 	require.ErrorIs(t, err, context.Canceled)
 	<-done
-	require.Equal(t, want, limittest.Classified(t, l))
+	after := l.Snapshot()
+	require.Zero(t, after.InFlight)
+	got := "none"
+	if after.Drops > before.Drops {
+		got = "drop"
+	}
+	require.Equal(t, want, got)
 }

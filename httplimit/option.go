@@ -30,7 +30,6 @@ type serverOptions struct {
 	status     int
 	retryAfter time.Duration
 	outcome    func(r *http.Request, status int) adaptivelimit.Outcome
-	ownOutcome bool // WithServerOutcome replaced DefaultServerOutcome
 	class      classSource
 }
 
@@ -66,13 +65,12 @@ func WithRetryAfter(d time.Duration) ServerOption {
 // WithServerOutcome replaces DefaultServerOutcome in Middleware. It is called with the
 // request and the status the handler wrote (200 if it wrote none) after the handler
 // returns; a handler that panics frees its slot without calling it, and a function that
-// panics frees the slot without a sample. An Outcome other than Sample, Drop and Ignore is
-// Ignore. Middleware panics, when it is built, if f is nil.
-//
-// f replaces Middleware's own overload signal too (see Middleware): a request whose client
-// went away is f's to judge.
+// panics frees the slot without a sample. An Outcome other than Sample, Drop, Ignore and
+// Departed is Ignore. A request whose client went away is f's to judge: return
+// adaptivelimit.Departed for it, not Drop, which any client could then send at will.
+// Middleware panics, when it is built, if f is nil.
 func WithServerOutcome(f func(r *http.Request, status int) adaptivelimit.Outcome) ServerOption {
-	return serverOption(func(o *serverOptions) { o.outcome, o.ownOutcome = f, true })
+	return serverOption(func(o *serverOptions) { o.outcome = f })
 }
 
 // WithClientOutcome replaces DefaultClientOutcome in Transport. It is called with the base

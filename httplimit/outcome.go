@@ -17,9 +17,11 @@ func overloaded(status int) bool {
 }
 
 // DefaultServerOutcome is Middleware's default outcome. A request whose client went away
-// (its context is canceled) is ignored here, since the handler may have stopped early;
-// Middleware itself counts it as a drop where it went away while every slot was held (see
-// Middleware). A request whose context's deadline passed is a drop. Otherwise the status
+// (its context is canceled) is adaptivelimit.Departed: HTTP carries no deadline from the
+// client, so a client that gives up waiting for a busy server says so only by going away,
+// and the limiter counts that as a drop only while the requests it serves queue
+// (adaptivelimit.Departed says when), since any client can go away at will. A request whose
+// context's deadline passed, which only the server sets, is a drop. Otherwise the status
 // decides, as DefaultClientOutcome decides from the same status: a 429, 503 or 504 is a
 // drop; any other 4xx or 5xx is ignored, since a caller's mistake is often answered before
 // the work the limit protects, and a failure is not the latency of a healthy call; any
@@ -28,7 +30,7 @@ func DefaultServerOutcome(r *http.Request, status int) adaptivelimit.Outcome {
 	ctxErr := r.Context().Err()
 	switch {
 	case errors.Is(ctxErr, context.Canceled):
-		return adaptivelimit.Ignore
+		return adaptivelimit.Departed
 	case ctxErr != nil:
 		return adaptivelimit.Drop
 	}

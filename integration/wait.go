@@ -18,8 +18,11 @@ type ClassAcquirer struct {
 	waits bool
 }
 
-// NewClassAcquirer returns the ClassAcquirer of l. It panics if l is nil.
+// NewClassAcquirer returns the ClassAcquirer of l. It makes l time every call, even where its
+// algorithm reads no latency (AIMD), since a server judges its callers' departures by how long
+// they ran (adaptivelimit.Departed, ServerOutcome). It panics if l is nil.
 func NewClassAcquirer(l *adaptivelimit.Limiter) ClassAcquirer {
+	hook.TimeCalls(l)
 	return ClassAcquirer{l: l, waits: hook.Waits(l)}
 }
 

@@ -11,8 +11,11 @@ import (
 // workerPool is the real mode's dependency: an HTTP handler with a number of
 // workers that changes on schedule. A request that finds every worker busy
 // waits its turn in FIFO order, and leaves the queue when its deadline passes;
-// a request a worker has taken runs to the end, as in the simulation.
+// a request a worker has taken runs to the end, as in the simulation, or, where
+// abortable, until its client goes away.
 type workerPool struct {
+	abortable bool
+
 	mu      sync.Mutex
 	workers int
 	busy    int
@@ -37,7 +40,14 @@ func (p *workerPool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "deadline passed in the queue", http.StatusGatewayTimeout)
 		return
 	}
-	time.Sleep(service)
+	if p.abortable {
+		select {
+		case <-time.After(service):
+		case <-r.Context().Done():
+		}
+	} else {
+		time.Sleep(service)
+	}
 	p.release()
 	w.Write([]byte("ok\n"))
 }
