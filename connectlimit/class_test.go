@@ -32,7 +32,7 @@ func TestClassesThroughHeader(t *testing.T) {
 					return send("one")
 				},
 			}
-			classOf := connectlimit.WithClassFrom(connectlimit.HeaderClass(connectlimit.DefaultClassHeader, map[string]string{"critical": "critical"}))
+			classOf := connectlimit.WithClassFrom(connectlimit.HeaderClass(connectlimit.DefaultClassHeader, map[string]string{"critical": "critical"}, trustLoopback))
 			url, hc := serve(t, svc, connect.WithInterceptors(connectlimit.NewInterceptor(server, classOf)))
 			c := newClients(url, hc, append([]connect.ClientOption{connect.WithInterceptors(connectlimit.NewInterceptor(client))}, protocol.opts...)...)
 			held, err := server.Acquire() // the shared slot

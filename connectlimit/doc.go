@@ -22,6 +22,13 @@
 // health service's by default ([DefaultBypass]), are neither limited nor measured. The
 // vocabulary, which httplimit and grpclimit share, is in docs/integrations.md.
 //
+// Who sets a class: the operator. HeaderClass honours the header only from the callers that
+// its trusted check vouches for ([TrustNetworks], a credential that an authenticating
+// middleware checked); any other caller is the lowest class, whatever it sends. A client
+// sends the class of the call's context and nothing else: it replaces the header a request
+// carries, and removes it where the context has no class, so that a service that passes its
+// caller's header on does not pass its caller's claim on as its own.
+//
 // connect handlers are http.Handlers, so httplimit's Middleware sheds for them too; but
 // connect clients read its 503 as CodeUnavailable, and only this package judges a
 // call by its connect code.

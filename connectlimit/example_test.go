@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -55,7 +56,7 @@ func ExampleHeaderClass() {
 	classes := []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "sheddable"}}
 	server, _ := adaptivelimit.New(adaptivelimit.Config{Name: "greeter", InitialLimit: 2, MinLimit: 2, MaxLimit: 2, Classes: classes})
 	handler := connect.WithInterceptors(connectlimit.NewInterceptor(server,
-		connectlimit.WithClassFrom(connectlimit.HeaderClass(connectlimit.DefaultClassHeader, map[string]string{"critical": "critical"}))))
+		connectlimit.WithClassFrom(connectlimit.HeaderClass(connectlimit.DefaultClassHeader, map[string]string{"critical": "critical"}, connectlimit.TrustNetworks(netip.MustParsePrefix("127.0.0.0/8"))))))
 	answer := func(ctx context.Context, r *connect.Request[wrapperspb.StringValue]) (*connect.Response[wrapperspb.StringValue], error) {
 		class, _ := adaptivelimit.ClassFromContext(ctx)
 		return connect.NewResponse(wrapperspb.String(fmt.Sprintf("%s as %q", r.Spec().Procedure, class))), nil

@@ -30,18 +30,18 @@ type interceptor struct {
 func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		spec := req.Spec()
+		if spec.IsClient {
+			i.sendClass(ctx, req.Header())
+		}
 		if i.o.bypass(ctx, spec) {
 			return next(ctx, req)
 		}
 		var p adaptivelimit.Permit
 		var err error
 		if spec.IsClient {
-			var class string
-			if class, p, err = i.acquireClient(ctx); class != "" {
-				req.Header().Set(i.o.header, class)
-			}
+			p, err = i.l.AcquireContext(ctx)
 		} else {
-			ctx, p, err = i.acquireHandler(ctx, spec, req.Header())
+			ctx, p, err = i.acquireHandler(ctx, spec, req.Peer(), req.Header())
 		}
 		if err != nil {
 			return nil, i.rejected(err, spec.IsClient)
@@ -62,7 +62,7 @@ func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		if i.o.bypass(ctx, conn.Spec()) {
 			return next(ctx, conn)
 		}
-		ctx, p, err := i.acquireHandler(ctx, conn.Spec(), conn.RequestHeader())
+		ctx, p, err := i.acquireHandler(ctx, conn.Spec(), conn.Peer(), conn.RequestHeader())
 		if err != nil {
 			return i.rejected(err, false)
 		}

@@ -16,9 +16,9 @@ import (
 func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
 		if i.o.bypass(ctx, spec) {
-			return next(ctx, spec)
+			return i.streamClass(ctx, next(ctx, spec))
 		}
-		class, p, err := i.acquireClient(ctx)
+		p, err := i.l.AcquireContext(ctx)
 		if err != nil {
 			return newRejectedConn(spec, i.rejected(err, true))
 		}
@@ -28,10 +28,7 @@ func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conn
 				p.Cancel()
 			}
 		}()
-		conn := next(ctx, spec)
-		if class != "" {
-			conn.RequestHeader().Set(i.o.header, class)
-		}
+		conn := i.streamClass(ctx, next(ctx, spec))
 		finished = true
 		return &clientConn{StreamingClientConn: conn, p: integration.NewStreamPermit(ctx, &p, i.o.outcome),
 			oneReply: spec.StreamType == connect.StreamTypeClient}

@@ -50,10 +50,10 @@ func TestDropOn(t *testing.T) {
 func TestHeaderClassChecked(t *testing.T) {
 	l := limittest.Classed(t, "say", 2)
 	require.PanicsWithValue(t, `connectlimit: HeaderClass maps to class "Critical", which limiter "say" lacks (its classes: ["critical" "batch"])`, func() {
-		connectlimit.NewInterceptor(l, connectlimit.WithClassFrom(connectlimit.HeaderClass("x-criticality", map[string]string{"high": "Critical"})))
+		connectlimit.NewInterceptor(l, connectlimit.WithClassFrom(connectlimit.HeaderClass("x-criticality", map[string]string{"high": "Critical"}, trustLoopback)))
 	})
 	require.PanicsWithValue(t, `connectlimit: HeaderClass maps to class "a\r\nb", whose name breaks the rule of class names`, func() {
-		connectlimit.NewInterceptor(l, connectlimit.WithClassFrom(connectlimit.HeaderClass("x-criticality", map[string]string{"high": "a\r\nb"})))
+		connectlimit.NewInterceptor(l, connectlimit.WithClassFrom(connectlimit.HeaderClass("x-criticality", map[string]string{"high": "a\r\nb"}, trustLoopback)))
 	})
 }
 

@@ -28,7 +28,7 @@ func TestClassesThroughMetadata(t *testing.T) {
 	for _, network := range networks {
 		t.Run(network, func(t *testing.T) {
 			server := limittest.Classed(t, "server", 2)
-			classOf := grpclimit.WithClassFrom(grpclimit.MetadataClass(grpclimit.DefaultClassMetadata, map[string]string{"critical": "critical"}))
+			classOf := grpclimit.WithClassFrom(grpclimit.MetadataClass(grpclimit.DefaultClassMetadata, map[string]string{"critical": "critical"}, trustAll))
 			var seen []string
 			e := &echo{answer: func(ctx context.Context, msg string) error {
 				class, _ := adaptivelimit.ClassFromContext(ctx)

@@ -11,17 +11,18 @@ import (
 
 // UnaryClientInterceptor returns an interceptor that runs each unary call inside l, for a
 // gRPC dependency, for the class of the call's context, which it sends in the
-// x-criticality metadata (see WithClassMetadata). A call that finds the limit full fails
-// without being sent, with an error that matches adaptivelimit.ErrLimitExceeded and has the
-// rejection code's status: at once, or, where l has a MaxWait, after waiting that long at
-// most, and no longer than its context lasts. An invoker or an outcome function that panics
-// frees the slot without a sample, and the panic goes on to the caller. It panics if l is
-// nil or an option is invalid.
+// x-criticality metadata in place of any value the outgoing metadata holds; a call whose
+// context has no class goes without that key (see WithClassMetadata). A call that finds
+// the limit full fails without being sent, with an error that matches
+// adaptivelimit.ErrLimitExceeded and has the rejection code's status: at once, or, where l
+// has a MaxWait, after waiting that long at most, and no longer than its context lasts. An
+// invoker or an outcome function that panics frees the slot without a sample, and the
+// panic goes on to the caller. It panics if l is nil or an option is invalid.
 func UnaryClientInterceptor(l *adaptivelimit.Limiter, opts ...ClientOption) grpc.UnaryClientInterceptor {
 	o := newClientOptions(l, opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		if o.bypass(ctx, method) {
-			return invoker(ctx, method, req, reply, cc, callOpts...)
+			return invoker(o.sendClass(ctx), method, req, reply, cc, callOpts...)
 		}
 		p, err := l.AcquireContext(ctx)
 		if err != nil {
@@ -46,7 +47,7 @@ func StreamClientInterceptor(l *adaptivelimit.Limiter, opts ...ClientOption) grp
 	o := newClientOptions(l, opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
 		if o.bypass(ctx, method) {
-			return streamer(ctx, desc, cc, method, callOpts...)
+			return streamer(o.sendClass(ctx), desc, cc, method, callOpts...)
 		}
 		p, err := l.AcquireContext(ctx)
 		if err != nil {

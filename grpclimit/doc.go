@@ -19,4 +19,12 @@
 // [WithClassFrom] with [MetadataClass] gives a server's calls their class. [WithBypass] keeps
 // calls out of the limit: by default, those of the gRPC health service ([DefaultBypass]). The
 // vocabulary, which httplimit and connectlimit share, is in docs/integrations.md.
+//
+// Who sets a class: the operator. MetadataClass honours the metadata only from the callers
+// that its trusted check vouches for ([TrustNetworks], a verified client certificate in the
+// peer's AuthInfo, an authenticated caller); any other caller is the lowest class, whatever
+// it sends. The client interceptors send the class of the call's context and nothing else:
+// they replace the key in the outgoing metadata, and remove it where the context has no
+// class, so that a service that passes its caller's metadata on does not pass its caller's
+// claim on as its own.
 package grpclimit

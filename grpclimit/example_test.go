@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -76,7 +77,7 @@ func ExampleUnaryClientInterceptor() {
 func ExampleMetadataClass() {
 	classes := []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "sheddable"}}
 	server, _ := adaptivelimit.New(adaptivelimit.Config{Name: "greeter", InitialLimit: 2, MinLimit: 2, MaxLimit: 2, Classes: classes})
-	classOf := grpclimit.WithClassFrom(grpclimit.MetadataClass(grpclimit.DefaultClassMetadata, map[string]string{"critical": "critical"}))
+	classOf := grpclimit.WithClassFrom(grpclimit.MetadataClass(grpclimit.DefaultClassMetadata, map[string]string{"critical": "critical"}, grpclimit.TrustNetworks(netip.MustParsePrefix("127.0.0.0/8"))))
 	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(grpclimit.UnaryServerInterceptor(server, classOf)))
 	srv.RegisterService(&greeterDesc, nil)
 	healthpb.RegisterHealthServer(srv, health.NewServer())

@@ -52,10 +52,10 @@ func TestDropOn(t *testing.T) {
 func TestMetadataClassChecked(t *testing.T) {
 	l := limittest.Classed(t, "echo", 2)
 	require.PanicsWithValue(t, `grpclimit: MetadataClass maps to class "Critical", which limiter "echo" lacks (its classes: ["critical" "batch"])`, func() {
-		grpclimit.UnaryServerInterceptor(l, grpclimit.WithClassFrom(grpclimit.MetadataClass("x-criticality", map[string]string{"high": "Critical"})))
+		grpclimit.UnaryServerInterceptor(l, grpclimit.WithClassFrom(grpclimit.MetadataClass("x-criticality", map[string]string{"high": "Critical"}, trustAll)))
 	})
 	require.PanicsWithValue(t, `grpclimit: MetadataClass maps to class "café", whose name breaks the rule of class names`, func() {
-		grpclimit.StreamServerInterceptor(l, grpclimit.WithClassFrom(grpclimit.MetadataClass("x-criticality", map[string]string{"high": "café"})))
+		grpclimit.StreamServerInterceptor(l, grpclimit.WithClassFrom(grpclimit.MetadataClass("x-criticality", map[string]string{"high": "café"}, trustAll)))
 	})
 }
 

@@ -3,6 +3,7 @@ package httplimit_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,4 +57,20 @@ func TestMiddlewareClassRejectionAllocs(t *testing.T) {
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	w := &discardWriter{header: http.Header{}}
 	require.Zero(t, testing.AllocsPerRun(1000, func() { h.ServeHTTP(w, r) }))
+}
+
+// Nor does one whose class a HeaderClass reads, trusting the request by its network: the
+// check parses RemoteAddr in place.
+func TestMiddlewareTrustedClassRejectionAllocs(t *testing.T) {
+	l := limittest.Classed(t, "api", 2)
+	finish := limittest.HoldClassed(t, l)
+	defer finish()
+	h := httplimit.Middleware(l, httplimit.WithClassFrom(httplimit.HeaderClass(httplimit.DefaultClassHeader,
+		map[string]string{"critical": "critical"}, httplimit.TrustNetworks(netip.MustParsePrefix("192.0.2.0/24")))))(
+		http.HandlerFunc(func(http.ResponseWriter, *http.Request) { t.Fatal("the handler is called") }))
+	r := httptest.NewRequest(http.MethodGet, "/", nil) // from 192.0.2.1
+	r.Header.Set(httplimit.DefaultClassHeader, "critical")
+	w := &discardWriter{header: http.Header{}}
+	require.Zero(t, testing.AllocsPerRun(1000, func() { h.ServeHTTP(w, r) }))
+	require.Equal(t, uint64(1001), l.Snapshot().Classes[0].Rejected, "critical, trusted: AllocsPerRun's warm-up and its 1000 runs")
 }

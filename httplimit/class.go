@@ -3,6 +3,7 @@ package httplimit
 import (
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 
 	"github.com/resilience4cata/adaptivelimit"
@@ -20,21 +21,46 @@ const DefaultClassHeader = "x-criticality"
 type ClassMap struct {
 	header  string
 	allowed map[string]string
+	trusted func(*http.Request) bool
 }
 
-// HeaderClass returns a ClassMap that reads the request's header: a value that allowed lists
-// selects the class it maps to, and any other value, or none, the lowest class. Only listed
-// values count, matched exactly: a client cannot name a class, or a number, that the server
-// did not list. allowed is copied.
-func HeaderClass(header string, allowed map[string]string) *ClassMap {
-	return &ClassMap{header: http.CanonicalHeaderKey(header), allowed: maps.Clone(allowed)}
+// HeaderClass returns a ClassMap that reads the request's header from the callers that
+// trusted reports true of: a value that allowed lists selects the class it maps to, and any
+// other value, or none, the lowest class. Only listed values count, matched exactly: a
+// client cannot name a class, or a number, that the server did not list. allowed is copied.
+//
+// A header is what the client says, and any client can say critical: a caller that trusted
+// does not vouch for gets the lowest class, whatever it sends. trusted checks what a client
+// cannot forge, such as its network (TrustNetworks), its verified TLS certificate
+// (r.TLS.VerifiedChains) or a credential that an authenticating middleware before this one
+// checked; it is called only for a request whose header names a listed value. Middleware
+// panics, when it is built, if trusted is nil: a server that trusts every caller says so
+// with a function that returns true.
+func HeaderClass(header string, allowed map[string]string, trusted func(*http.Request) bool) *ClassMap {
+	return &ClassMap{header: http.CanonicalHeaderKey(header), allowed: maps.Clone(allowed), trusted: trusted}
 }
 
 func (m *ClassMap) class(r *http.Request) string {
 	if v := r.Header[m.header]; len(v) > 0 {
-		return m.allowed[v[0]]
+		if class := m.allowed[v[0]]; class != "" && m.trusted(r) {
+			return class
+		}
 	}
 	return ""
+}
+
+// TrustNetworks returns a check of the callers whose class HeaderClass honours: those whose
+// address, the request's RemoteAddr, is in one of networks. RemoteAddr is the peer of the
+// connection: behind a proxy or a load balancer it is theirs, and X-Forwarded-For, which
+// the client may write, is not read. An IPv4-mapped IPv6 address is its IPv4 address; no
+// networks trusts no one. networks is copied. It panics if a network is not valid (the zero
+// netip.Prefix).
+func TrustNetworks(networks ...netip.Prefix) func(*http.Request) bool {
+	in, err := integration.InNetworks(networks)
+	if err != nil {
+		panic("httplimit: TrustNetworks: " + err.Error())
+	}
+	return func(r *http.Request) bool { return in(r.RemoteAddr) }
 }
 
 // A ClassSource names the priority class of a request to Middleware: a function of the
@@ -47,17 +73,18 @@ type ClassSource interface {
 // names (see adaptivelimit.Config.Classes); "" means the lowest class, and so does a name
 // the limiter lacks, which the limiter counts (Snapshot.UnknownClass). The handler's
 // context carries the class (adaptivelimit.WithClass), so that a Transport sends it on to
-// the next server. s is called before the request takes a slot.
+// the next server. s is called before the request takes a slot. A function decides whom to
+// believe itself: a request's header is what its client says (see HeaderClass).
 //
-// Middleware panics, when it is built, if s is nil, or if a ClassMap maps a value to a name
-// that breaks the rule of class names (docs/integrations.md) or, on a limiter with classes,
-// that is none of its classes.
+// Middleware panics, when it is built, if s is nil, if a ClassMap's trusted is nil, or if
+// it maps a value to a name that breaks the rule of class names (docs/integrations.md) or,
+// on a limiter with classes, that is none of its classes.
 func WithClassFrom[S ClassSource](s S) ServerOption {
 	var src classSource
 	switch s := any(s).(type) {
 	case *ClassMap:
 		if s != nil {
-			src = classSource{f: s.class, names: slices.Sorted(maps.Values(s.allowed))}
+			src = classSource{f: s.class, names: slices.Sorted(maps.Values(s.allowed)), untrusted: s.trusted == nil}
 		}
 	case func(*http.Request) string:
 		src = classSource{f: s}
@@ -68,17 +95,22 @@ func WithClassFrom[S ClassSource](s S) ServerOption {
 // classSource is the class of Middleware's requests: f, if set, names it; names are those a
 // ClassMap may name.
 type classSource struct {
-	f     func(*http.Request) string
-	names []string
-	set   bool // WithClassFrom was given
-	slots integration.ClassAcquirer
+	f         func(*http.Request) string
+	names     []string
+	untrusted bool // a ClassMap without its trusted
+	set       bool // WithClassFrom was given
+	slots     integration.ClassAcquirer
 }
 
 // bind binds s to l, the limiter it takes slots of. It panics if WithClassFrom was given
-// nil, or a ClassMap names a class that no request could be given.
+// nil, a ClassMap without its trusted, or one that names a class that no request could be
+// given.
 func (s *classSource) bind(l *adaptivelimit.Limiter) {
 	if s.set && s.f == nil {
 		panic("httplimit: WithClassFrom(nil)")
+	}
+	if s.untrusted {
+		panic("httplimit: HeaderClass with a nil trusted")
 	}
 	s.slots = integration.NewClassAcquirer(l)
 	if err := integration.CheckClassNames(l, s.names); err != nil {
@@ -103,29 +135,52 @@ func (s *classSource) acquire(l *adaptivelimit.Limiter, r *http.Request) (adapti
 
 // WithClassHeader names the header in which Transport sends the priority class of each
 // request's context (adaptivelimit.WithClass), for a server's HeaderClass to read:
-// DefaultClassHeader by default, "" for none. A class that breaks the rule of class names is
-// not sent (a class no limiter could have: a classed limiter counts it in
-// Snapshot.UnknownClass). Transport takes the call's slot of a classed limiter for the
-// context's class either way.
+// DefaultClassHeader by default, "" for none. Transport sets the header to the context's
+// class on every request, bypassed or not, and removes it from a request whose context has
+// none, so that a class a proxy's caller wrote in it is never passed on as the proxy's own.
+// A class that breaks the rule of class names is not sent (a class no limiter could have: a
+// classed limiter counts it in Snapshot.UnknownClass). Transport takes the call's slot of a
+// classed limiter for the context's class either way. With "", Transport leaves the
+// request's headers as they are.
 func WithClassHeader(header string) ClientOption {
 	return clientOption(func(o *clientOptions) { o.header = http.CanonicalHeaderKey(header) })
 }
 
-// acquireClient takes a slot for a request to Transport, for its context's class, waiting
-// as the limiter's MaxWait allows within the request's context, and returns the request to
-// send: with the class in the header where one is named. The request is cloned, since a
-// RoundTripper must not change it.
+// acquire takes a slot for a request to Transport, for its context's class, waiting as the
+// limiter's MaxWait allows within the request's context, and returns the request to send
+// (see withClass).
 func (o *clientOptions) acquire(l *adaptivelimit.Limiter, req *http.Request) (adaptivelimit.Permit, *http.Request, error) {
 	p, err := l.AcquireContext(req.Context())
-	if err != nil || o.header == "" {
+	if err != nil {
 		return p.Move(), req, err
 	}
-	if class, ok := adaptivelimit.ClassFromContext(req.Context()); ok && integration.Sendable(class) {
-		req = req.Clone(req.Context())
-		if req.Header == nil {
-			req.Header = make(http.Header)
-		}
-		req.Header[o.header] = []string{class}
+	return p.Move(), o.withClass(req), nil
+}
+
+// withClass returns req with the class header set to its context's class, or removed where
+// the context has none. A request that needs a change is cloned, since a RoundTripper must
+// not change it; one that needs none is req.
+func (o *clientOptions) withClass(req *http.Request) *http.Request {
+	if o.header == "" {
+		return req
 	}
-	return p.Move(), req, err
+	class := integration.OutgoingClass(req.Context())
+	v, ok := req.Header[o.header]
+	if class == "" {
+		if !ok {
+			return req
+		}
+		req = req.Clone(req.Context())
+		delete(req.Header, o.header)
+		return req
+	}
+	if len(v) == 1 && v[0] == class {
+		return req
+	}
+	req = req.Clone(req.Context())
+	if req.Header == nil {
+		req.Header = make(http.Header)
+	}
+	req.Header[o.header] = []string{class}
+	return req
 }

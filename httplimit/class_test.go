@@ -33,7 +33,7 @@ func get(t *testing.T, c *http.Client, url string, header ...string) (int, strin
 func TestMiddlewareClasses(t *testing.T) {
 	l := limittest.Classed(t, "api", 2)
 	mw := httplimit.Middleware(l,
-		httplimit.WithClassFrom(httplimit.HeaderClass("x-priority", map[string]string{"critical": "critical", "p0": "critical"})),
+		httplimit.WithClassFrom(httplimit.HeaderClass("x-priority", map[string]string{"critical": "critical", "p0": "critical"}, trustLoopback)),
 		httplimit.WithBypass(func(r *http.Request) bool { return r.URL.Path == "/healthz" }))
 	srv := newServer(t, mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		class, _ := adaptivelimit.ClassFromContext(r.Context())
@@ -78,7 +78,7 @@ func TestMiddlewareClasses(t *testing.T) {
 // slot for that class; a server's HeaderClass reads it. Bypassed requests go around.
 func TestTransportClasses(t *testing.T) {
 	server := limittest.Classed(t, "server", 2)
-	mw := httplimit.Middleware(server, httplimit.WithClassFrom(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"})))
+	mw := httplimit.Middleware(server, httplimit.WithClassFrom(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"}, trustLoopback)))
 	var seen []string
 	srv := newServer(t, mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.Header.Get("X-Priority"))

@@ -19,4 +19,11 @@
 // [WithBypass] keeps health checks and the like out of the limit, by default the gRPC health
 // service's ([DefaultBypass]). The vocabulary, which grpclimit and connectlimit share, is in
 // docs/integrations.md.
+//
+// Who sets a class: the operator. HeaderClass honours the header only from the callers that
+// its trusted check vouches for ([TrustNetworks], a verified client certificate, an
+// authenticated caller); any other caller is the lowest class, whatever it sends. Transport
+// sends the class of the request's context and nothing else: it replaces the header a
+// request carries, and removes it where the context has no class, so that a proxy does not
+// pass its caller's claim on as its own.
 package httplimit

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 
 	"github.com/resilience4cata/adaptivelimit"
@@ -68,7 +69,7 @@ func ExampleHeaderClass() {
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "ok") })
 	srv := httptest.NewServer(httplimit.Middleware(limiter,
-		httplimit.WithClassFrom(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"})),
+		httplimit.WithClassFrom(httplimit.HeaderClass("X-Priority", map[string]string{"critical": "critical"}, httplimit.TrustNetworks(netip.MustParsePrefix("127.0.0.0/8")))),
 		httplimit.WithBypass(func(r *http.Request) bool { return r.URL.Path == "/healthz" }),
 	)(mux))
 	defer srv.Close()
@@ -105,7 +106,7 @@ func ExampleWithClassHeader() {
 	classes := []adaptivelimit.Class{{Name: "critical", Reserve: 0.5}, {Name: "sheddable"}}
 	server, _ := adaptivelimit.New(adaptivelimit.Config{Name: "api", InitialLimit: 2, MinLimit: 2, MaxLimit: 2, Classes: classes})
 	srv := httptest.NewServer(httplimit.Middleware(server,
-		httplimit.WithClassFrom(httplimit.HeaderClass(httplimit.DefaultClassHeader, map[string]string{"critical": "critical"})),
+		httplimit.WithClassFrom(httplimit.HeaderClass(httplimit.DefaultClassHeader, map[string]string{"critical": "critical"}, httplimit.TrustNetworks(netip.MustParsePrefix("127.0.0.0/8")))),
 	)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		class, _ := adaptivelimit.ClassFromContext(r.Context())
 		fmt.Fprintf(w, "%s served as %q", r.URL.Path, class)

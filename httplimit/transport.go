@@ -28,7 +28,10 @@ import (
 // panics frees the slot without a sample, and the panic goes on to the caller.
 //
 // Transport sends the class of each request's context (adaptivelimit.WithClass) in the
-// x-criticality header (see WithClassHeader). It panics if l is nil or an option is invalid.
+// x-criticality header, in place of any value the request carries, and removes the header
+// from a request whose context has no class (see WithClassHeader): a proxy that passes its
+// caller's headers on does not pass on the class its caller claimed. It panics if l is nil
+// or an option is invalid.
 func Transport(l *adaptivelimit.Limiter, base http.RoundTripper, opts ...ClientOption) http.RoundTripper {
 	o := newClientOptions(l, opts)
 	if base == nil {
@@ -45,7 +48,7 @@ type transport struct {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.o.bypass(req) {
-		return t.base.RoundTrip(req)
+		return t.base.RoundTrip(t.o.withClass(req))
 	}
 	p, req, err := t.o.acquire(t.l, req)
 	if err != nil {

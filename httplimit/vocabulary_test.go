@@ -38,15 +38,15 @@ func TestOutcomesAgree(t *testing.T) {
 func TestHeaderClassChecked(t *testing.T) {
 	l := limittest.Classed(t, "api", 2)
 	require.PanicsWithValue(t, `httplimit: HeaderClass maps to class "Critical", which limiter "api" lacks (its classes: ["critical" "batch"])`, func() {
-		httplimit.Middleware(l, httplimit.WithClassFrom(httplimit.HeaderClass("x-criticality", map[string]string{"high": "Critical"})))
+		httplimit.Middleware(l, httplimit.WithClassFrom(httplimit.HeaderClass("x-criticality", map[string]string{"high": "Critical"}, trustLoopback)))
 	})
 	plain, _ := limittest.Fixed(t, "plain", 2)
 	require.PanicsWithValue(t, `httplimit: HeaderClass maps to class "café", whose name breaks the rule of class names`, func() {
-		httplimit.Middleware(plain, httplimit.WithClassFrom(httplimit.HeaderClass("x-criticality", map[string]string{"high": "café"})))
+		httplimit.Middleware(plain, httplimit.WithClassFrom(httplimit.HeaderClass("x-criticality", map[string]string{"high": "café"}, trustLoopback)))
 	})
 	require.NotPanics(t, func() {
-		httplimit.Middleware(l, httplimit.WithClassFrom(httplimit.HeaderClass("x-criticality", map[string]string{"high": "critical", "low": ""})))
-		httplimit.Middleware(plain, httplimit.WithClassFrom(httplimit.HeaderClass("x-criticality", map[string]string{"high": "critical"})))
+		httplimit.Middleware(l, httplimit.WithClassFrom(httplimit.HeaderClass("x-criticality", map[string]string{"high": "critical", "low": ""}, trustLoopback)))
+		httplimit.Middleware(plain, httplimit.WithClassFrom(httplimit.HeaderClass("x-criticality", map[string]string{"high": "critical"}, trustLoopback)))
 	}, "a limiter without classes passes the class on to the next server")
 }
 

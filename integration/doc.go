@@ -6,5 +6,7 @@
 // sees the end first. Snapshots reads several limiters at once, as a metrics exporter does
 // at each collection. A ClassAcquirer takes a server's slots for the calls' classes, waiting
 // where the limiter may; Sendable tells whether a client may send a context's class, by the
-// rule of class names; RetryHint writes a rejection's retry hint, clamped.
+// rule of class names, and OutgoingClass which class it sends; InNetworks checks a caller's
+// address for a server that trusts the class only from some networks; RetryHint writes a
+// rejection's retry hint, clamped.
 package integration
