@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -122,5 +123,48 @@ func TestDeparturesAfter(t *testing.T) {
 	} {
 		assert.Equal(t, tc.after, d.after(tc.mean, tc.drops), fmt.Sprint("step ", i))
 		assert.InDelta(t, tc.unloaded, d.unloaded, 1e-9, fmt.Sprint("step ", i))
+	}
+}
+
+// Hedged requests: each call is sent again after the 90th percentile of the latency, and the
+// copy that has not answered when the other does is cancelled. The cancelled copies, a tenth
+// of the calls, each ran longer than most, and lower no limit.
+func TestDepartureOfHedgedCopies(t *testing.T) {
+	for _, alg := range departAlgorithms {
+		t.Run(alg.String(), func(t *testing.T) {
+			l, clock := newManual(t, Config{Algorithm: alg, InitialLimit: 20, MinWindowSamples: 10})
+			r := rand.New(rand.NewPCG(1, 2))
+			service := func() time.Duration { // lognormal, median 10 ms, sigma 0.5
+				return time.Duration(float64(10*time.Millisecond) * math.Exp(0.5*r.NormFloat64()))
+			}
+			hedgeAfter := time.Duration(float64(10*time.Millisecond) * math.Exp(0.5*1.2816))
+			for range 3000 {
+				first, err := l.Acquire()
+				require.NoError(t, err)
+				a := service()
+				if a <= hedgeAfter {
+					clock.Advance(a)
+					first.Finish(Sample)
+					continue
+				}
+				clock.Advance(hedgeAfter)
+				second, err := l.Acquire()
+				require.NoError(t, err)
+				b := service()
+				if a-hedgeAfter <= b {
+					clock.Advance(a - hedgeAfter)
+					first.Finish(Sample)
+					second.Finish(Departed)
+				} else {
+					clock.Advance(b)
+					second.Finish(Sample)
+					first.Finish(Departed)
+				}
+			}
+			s := l.Snapshot()
+			assert.Zero(t, s.Drops, "no cancelled copy is a drop")
+			assert.Positive(t, s.Ignored)
+			assert.GreaterOrEqual(t, s.Limit, 20, "the limit did not fall")
+		})
 	}
 }

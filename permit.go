@@ -8,8 +8,9 @@ package adaptivelimit
 // deferred Cancel after Done, or a Done repeated in a retry loop, is safe. A copy of a permit
 // is not cleared with it: finishing a copy of a permit that was already finished would free
 // a slot that some other call holds. So a Permit must not be copied once it holds a slot, and
-// go vet reports a copy, as it does a copy of a sync.Mutex: pass permits by pointer, and hand
-// one on with Move, which clears the permit it moves from:
+// go vet reports a copy in an assignment, an argument, a return, append and a range variable,
+// as it does a copy of a sync.Mutex, though not in a channel send (ch <- p): pass permits by
+// pointer, and hand one on with Move, which clears the permit it moves from:
 //
 //	held = append(held, p.Move())
 //	return ctx, p.Move(), err
