@@ -25,13 +25,20 @@ import (
 //   - Its lent part, the other half, and every slot that no class reserves, are lent to the
 //     classes below while the class is not turned away. When a call of a class is turned
 //     away for want of a slot (rejected, or queued to wait), the ceilings of the classes below
-//     fall by one slot each, down to 0; they take no slot until the slots taken are under
-//     their ceiling again, so the slots they borrowed come back as their calls finish, within
-//     one borrowed call's duration. The lent slots are lent again as the window closes: each
-//     window in which no class above turned a call away halves what was held back so, and
-//     one in which they did holds back no more than the slots they lacked: the calls they
-//     turned away in it, each for as long as a call of the window held its slot, and those
-//     waiting; and never less from a class than from the class above it.
+//     fall by one slot each, down to the never-lent parts of their own reserves and of those
+//     below them (0 for a class that has none): what the classes above take back is at most
+//     the lent slots, the limit less every never-lent part, so that a class has its
+//     never-lent part at once after any history of calls. A class below takes no slot until
+//     the slots taken are under its ceiling again, so the slots it borrowed come back as its
+//     calls finish, within one borrowed call's duration. The lent slots are lent again as the
+//     window closes: each window in which no class above turned a call away halves what was
+//     held back so, and one in which they did holds back no more than the slots they lacked:
+//     the calls they turned away in it, each for as long as a call of the window held its
+//     slot, and those waiting; and never less from a class than from the class above it.
+//   - The classes' part of a window closes on time: at the first call to finish after the
+//     window is over, or the first call of a class below that finds no slot while slots
+//     taken back from it lie free, whatever the window's samples. So lending resumes within
+//     two windows of the last call turned away, whether calls finish or not.
 //
 // So while a higher class's calls are being turned away, a lower class's calls are admitted
 // only below a ceiling that keeps falling, and the least important calls are shed first.
@@ -116,7 +123,10 @@ func permitCount(n int64, c int) int64 { return n | int64(c)<<classShift }
 func classOf(f int64) int { return int(f>>classShift) & (ClassesCeiling - 1) }
 
 // setLimit moves the reserves to a new limit: each class reserves floor(Reserve*limit), of
-// which the classes below it may never take the never-lent part (see Class).
+// which the classes below it may never take the never-lent part (see Class); and the lent
+// slots, the most that calls turned away take back from a class, to the limit less every
+// never-lent part. A window's close moves it, and then lowers what is held back to them
+// (windowClosed).
 func (cs *classSet) setLimit(limit int64) {
 	var kept, reserved int64
 	for c := range cs.names {
@@ -126,6 +136,7 @@ func (cs *classSet) setLimit(limit int64) {
 		reserved += r
 		kept += r - r/2
 	}
+	cs.ceilings.lent.Store(limit - kept)
 }
 
 // snapshots fills s with each class's state and returns how many classes there are, and the

@@ -145,20 +145,20 @@ func TestClassTurnedAwayTakesBack(t *testing.T) {
 		_, err = l.AcquireClass("critical")
 		require.ErrorIs(t, err, ErrLimitExceeded)
 	}
-	require.Equal(t, []int64{0, 12, 14}, classHolds(l), "at most the limit more: shut")
+	require.Equal(t, []int64{0, 2 + 6, 4 + 6}, classHolds(l), "at most the 6 lent slots more: shut, sheddable's ceiling 0")
 	snap := l.Snapshot()
 	require.Equal(t, []uint64{25, 0, 2}, []uint64{snap.Classes[0].Rejected, snap.Classes[1].Rejected, snap.Classes[2].Rejected})
 
 	// A window with a rejection of critical keeps them shut; one without halves what it took.
 	clock.Advance(time.Second)
 	shed[1].Done(nil)
-	require.Equal(t, []int64{0, 12, 14}, classHolds(l), "critical was turned away in that window")
+	require.Equal(t, []int64{0, 2 + 6, 4 + 6}, classHolds(l), "critical was turned away in that window")
 	clock.Advance(time.Second)
 	shed[2].Done(nil)
-	require.Equal(t, []int64{0, 2 + 5, 4 + 5}, classHolds(l), "a window without: half lent again")
+	require.Equal(t, []int64{0, 2 + 3, 4 + 3}, classHolds(l), "a window without: half lent again")
 	clock.Advance(time.Second)
 	shed[3].Done(nil)
-	require.Equal(t, []int64{0, 2 + 2, 4 + 2}, classHolds(l))
+	require.Equal(t, []int64{0, 2 + 1, 4 + 1}, classHolds(l))
 	finishAll(shed[4:])
 	finishAll(crit)
 	c.Done(nil)
@@ -177,13 +177,13 @@ func TestClassTurnedAwayHoldsBackWhatItLacked(t *testing.T) {
 		_, err := l.AcquireClass("critical")
 		require.ErrorIs(t, err, ErrLimitExceeded)
 	}
-	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "sheddable shut")
+	require.Equal(t, []int64{0, 1 + 9}, classHolds(l), "sheddable shut: the 9 lent slots taken back")
 
 	// The next window turns 2 critical calls away: sheddable is held back from 2 slots more
 	// than the never-lent part, not from all of them.
 	clock.Advance(time.Second)
 	crit[0].Done(nil)
-	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "critical turned away in the window that closed")
+	require.Equal(t, []int64{0, 1 + 9}, classHolds(l), "critical turned away in the window that closed")
 	c, err := l.AcquireClass("critical")
 	require.NoError(t, err, "the slot critical gave back")
 	for range 2 {
@@ -220,7 +220,7 @@ func TestClassTurnedAwayHoldsBackTheSlotsItLacked(t *testing.T) {
 		}
 		p.Done(nil)
 	}
-	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "shut within the window: one slot back per call turned away")
+	require.Equal(t, []int64{0, 1 + 9}, classHolds(l), "shut within the window: one slot back per call turned away, up to the 9 lent")
 	clock.Advance(time.Second)
 	crit[1].Done(nil)
 	require.Equal(t, []int64{0, 1 + 2}, classHolds(l), "20 calls of 101 turned away, 10 at once: 2 slots")
@@ -719,4 +719,43 @@ func TestClassUnknownCountedConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, uint64(goroutines*calls), l.Snapshot().UnknownClass)
+}
+
+// A class shut by calls turned away above it reopens on time, with no call in flight and none
+// finishing (issue 36): under a limit of 5, critical fills it, is turned away 5 times and
+// finishes, and then only sheddable calls come, none of which finishes a call. The first one
+// after the window ends closes it, critical having turned calls away in it; the first one
+// after the next, quiet, window ends lends half again, and is admitted.
+func TestClassShutReopensOnTime(t *testing.T) {
+	classes := []Class{{Name: "critical"}, {Name: "sheddable"}}
+	l, clock := newManual(t, Config{Classes: classes, InitialLimit: 5, MinLimit: 5, MaxLimit: 5, MinWindowSamples: 1000})
+	crit := takeAll(t, l, "critical")
+	require.Len(t, crit, 5)
+	for range 4 { // takeAll was turned away once
+		_, err := l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	finishAll(crit) // too few samples to close a window, were it over
+	require.Equal(t, []int64{0, 5}, classHolds(l), "sheddable shut")
+	ask := func() error {
+		_, err := l.AcquireClass("sheddable")
+		return err
+	}
+	for range 3 {
+		for range 300 {
+			require.ErrorIs(t, ask(), ErrLimitExceeded, "within the window critical was turned away in")
+			clock.Advance(time.Millisecond)
+		}
+	}
+	clock.Advance(100 * time.Millisecond) // the window is over
+	require.ErrorIs(t, ask(), ErrLimitExceeded, "the close of a window in which critical was turned away")
+	require.Equal(t, []int64{0, 5}, classHolds(l))
+	clock.Advance(time.Second - time.Millisecond)
+	require.ErrorIs(t, ask(), ErrLimitExceeded, "the next window is not over")
+	clock.Advance(time.Millisecond)
+	p, err := l.AcquireClass("sheddable")
+	require.NoError(t, err, "two windows after critical's last call turned away, the call that closes the quiet one")
+	require.Equal(t, []int64{0, 2}, classHolds(l), "half of the 5 lent again")
+	p.Done(nil)
+	require.Zero(t, l.Snapshot().Windows, "no window had samples enough to move the limit")
 }

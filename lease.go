@@ -48,10 +48,13 @@ import (
 // it, before it frees it. So a classed call costs a classless one's steps, its class's lookup
 // (class_lookup.go, whose table points to the class's ceiling), its ceiling's two loads and
 // its counts by class. A classed rejection is a classless one's three loads and two compares
-// with its ceiling's, a load of its class's word of shut, which says whether the classes
-// below are shut already (class_ceiling.go: in steady overload they are, and the rejection
-// takes nothing back from them), and its count by class in a pin: AcquireClass writes it out
-// so that it makes no other call. A dry run's classed calls take no lease: they add to the
+// with its ceiling's, a load of what its ceiling took back, where that is not 0 a compare of
+// the slots taken with the limit less the never-lent parts above its class (slots taken back
+// from it lying free, it reads the clock to close a window that is over: heldBackIdle), a load
+// of its class's word of shut, which says whether the classes below are shut already
+// (class_ceiling.go: in steady overload they are, and the rejection takes nothing back from
+// them), and its count by class in a pin: AcquireClass writes it out so that it makes no other
+// call. A dry run's classed calls take no lease: they add to the
 // count.
 //
 // Each call reports the calls in flight with it, itself included. Where the lease word, read
