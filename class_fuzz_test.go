@@ -73,6 +73,9 @@ func FuzzClasses(f *testing.F) {
 		windows, closes := l.Snapshot().Windows, cs.ceilings.closes.Load()
 		over := false  // the window is over: the clock passed its end
 		moved := false // the limit moved other than as a window closed
+		// estimate is the limit that the algorithm set, of which the classes reserve their
+		// shares; the limit is it with the never-lent parts above the lowest class on top.
+		estimate := func() int { return int(cs.estimate) }
 		// closed applies a window's close to the model where one closed since the last look,
 		// and reports whether one did.
 		closed := func() bool {
@@ -85,18 +88,18 @@ func FuzzClasses(f *testing.F) {
 				windows = s.Windows
 				samples, maxInFlight = s.Last.Samples, s.Last.MaxInFlight
 			}
-			closeModel(room, turned, samples, maxInFlight, lentSlots(classes, l.Limit()))
+			closeModel(room, turned, samples, maxInFlight, lentSlots(classes, l.Limit(), estimate()))
 			return true
 		}
 		for _, op := range ops {
 			switch op >> 6 {
 			case 0, 1: // a call of class op%n
 				c := int(op) % n
-				ceiling := func() int64 { return int64(l.Limit() - neverLentAbove(classes, l.Limit(), c) - room[c]) }
+				ceiling := func() int64 { return int64(l.Limit() - neverLentAbove(classes, estimate(), c) - room[c]) }
 				before := int64(len(held))
 				// A call that finds no slot while slots that the classes above took back lie
 				// free closes the window where it is over, and then tries again.
-				idle := before >= ceiling() && room[c] != 0 && before < int64(l.Limit()-neverLentAbove(classes, l.Limit(), c))
+				idle := before >= ceiling() && room[c] != 0 && before < int64(l.Limit()-neverLentAbove(classes, estimate(), c))
 				wasOver := over
 				p, err := l.AcquireClass(classes[c].Name)
 				switch {
@@ -111,7 +114,7 @@ func FuzzClasses(f *testing.F) {
 					if before < ceiling() {
 						t.Fatalf("class %d rejected with %d held under its ceiling of %d", c, before, ceiling())
 					}
-					lent := lentSlots(classes, l.Limit())
+					lent := lentSlots(classes, l.Limit(), estimate())
 					for d := c + 1; d < n; d++ {
 						room[d] = min(room[d]+1, max(room[d], lent))
 					}
@@ -143,6 +146,9 @@ func FuzzClasses(f *testing.F) {
 					moved = true
 				}
 			}
+			if want := min(estimate()+neverLentAbove(classes, estimate(), n-1), 64); l.Limit() != want {
+				t.Fatalf("limit %d, want %d: %d with the never-lent parts above the lowest class on top", l.Limit(), want, estimate())
+			}
 			if h := cs.ceilings.hold(0); h != 0 {
 				t.Fatalf("the highest class's ceiling is %d below the limit", h)
 			}
@@ -152,7 +158,7 @@ func FuzzClasses(f *testing.F) {
 				}
 			}
 			for c := range n {
-				own := neverLentAbove(classes, l.Limit(), n) - neverLentAbove(classes, l.Limit(), c)
+				own := neverLentAbove(classes, estimate(), n) - neverLentAbove(classes, estimate(), c)
 				if got := int64(l.Limit()) - cs.ceilings.hold(c); !moved && got < int64(own) {
 					t.Fatalf("class %d's ceiling %d, below the never-lent parts of its reserve and those below it, %d: %v", c, got, own, classHolds(l))
 				}
@@ -192,9 +198,9 @@ func closeModel(room, turned []int, samples, maxInFlight, lent int) {
 }
 
 // lentSlots is the model of the most that calls turned away take back from a class under
-// limit: the limit less every never-lent part.
-func lentSlots(classes []Class, limit int) int {
-	return limit - neverLentAbove(classes, limit, len(classes))
+// limit, whose reserves are shares of estimate: the limit less every never-lent part.
+func lentSlots(classes []Class, limit, estimate int) int {
+	return max(limit-neverLentAbove(classes, estimate, len(classes)), 0)
 }
 
 // neverLentAbove is the model of what the reserves above class c never lend it under limit:

@@ -348,7 +348,7 @@ func TestClassLimitMoves(t *testing.T) {
 	shed := takeAll(t, l, "sheddable") // 6
 	require.Len(t, shed, 6)
 
-	l.setLimit(20) // reserves 6 and 8, never-lent 3 and 4: sheddable's ceiling 13
+	require.Equal(t, int64(20), l.setLimit(20)) // reserves 6 and 8, never-lent 3 and 4: sheddable's ceiling 13
 	require.Equal(t, []int{6, 8, 0}, classReserved(l))
 	require.Equal(t, []int64{0, 3, 7}, classHolds(l))
 	more := takeAll(t, l, "sheddable")
@@ -356,20 +356,20 @@ func TestClassLimitMoves(t *testing.T) {
 	std := takeAll(t, l, "standard") // up to its ceiling of 17
 	require.Len(t, std, 4)
 
-	l.setLimit(5) // reserves 1 and 2, never-lent 1 and 1: 17 held
-	require.Equal(t, []int{1, 2, 0}, classReserved(l))
+	require.Equal(t, int64(6), l.setLimit(4)) // reserves 1 and 1, never-lent 1 and 1, on top of 4: 17 held
+	require.Equal(t, []int{1, 1, 0}, classReserved(l))
 	for _, class := range []string{"critical", "standard", "sheddable"} {
 		_, err := l.AcquireClass(class)
-		require.ErrorIs(t, err, ErrLimitExceeded, "%s: 17 held under a limit of 5", class)
+		require.ErrorIs(t, err, ErrLimitExceeded, "%s: 17 held under a limit of 6", class)
 	}
 	finishAll(more)
 	finishAll(std) // 6 held
 	_, err := l.AcquireClass("critical")
-	require.ErrorIs(t, err, ErrLimitExceeded, "6 held under a limit of 5")
+	require.ErrorIs(t, err, ErrLimitExceeded, "6 held under a limit of 6")
 	finishAll(shed[:2]) // 4 held
 	crit := takeAll(t, l, "critical")
-	require.Len(t, crit, 1, "back under the limit by one")
-	require.Equal(t, 5, l.InFlight())
+	require.Len(t, crit, 2, "back under the limit by two")
+	require.Equal(t, 6, l.InFlight())
 	finishAll(crit)
 	finishAll(shed[2:])
 	requireClassesIdle(t, l)
@@ -386,15 +386,17 @@ func TestClassNeverLentAtOnce(t *testing.T) {
 	crit := takeAll(t, l, "critical")
 	require.Len(t, crit, 3, "at once")
 	finishAll(crit)
-	l.setLimit(10)      // never-lent 2 and 2: 17 held
-	finishAll(shed[:9]) // 8 held: sheddable's and standard's ceilings are 6 - 1 and 8 - 1
+	require.Equal(t, int64(9), l.setLimit(7)) // never-lent 1 and 1, on top of 7: 17 held
+	finishAll(shed[:10])                      // 7 held: sheddable's and standard's ceilings are 7 - 1 and 8 - 1
 	_, err := l.AcquireClass("sheddable")
 	require.ErrorIs(t, err, ErrLimitExceeded)
+	_, err = l.AcquireClass("standard")
+	require.ErrorIs(t, err, ErrLimitExceeded)
 	crit = takeAll(t, l, "critical")
-	require.Len(t, crit, 2, "critical's never-lent part, at once")
+	require.Len(t, crit, 2, "the rest of the limit, critical's never-lent part among it, at once")
 	finishAll(crit)
 	finishAll(std)
-	finishAll(shed[9:])
+	finishAll(shed[10:])
 	requireClassesIdle(t, l)
 }
 

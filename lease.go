@@ -68,18 +68,21 @@ import (
 // maxCached is the most idle slots a P's cache keeps.
 const maxCached = 16
 
-// setLimit moves the limit, and the most slots that a P's cache keeps with it: a quarter of
-// each P's share of the limit, between 1 and maxCached. The cap is kept beside the limit,
-// which every finishing call reads with it.
-func (l *Limiter) setLimit(limit int64) {
+// setLimit moves the limit to the one the algorithm set, and the most slots that a P's cache
+// keeps with it: a quarter of each P's share of the limit, between 1 and maxCached. The cap
+// is kept beside the limit, which every finishing call reads with it. It returns the limit:
+// with classes, the never-lent parts of the reserves above the lowest class come on top
+// (classSet.setLimit).
+func (l *Limiter) setLimit(limit int64) int64 {
 	if l.mode == classed {
-		l.classes.setLimit(limit)
+		limit = l.classes.setLimit(limit, int64(l.cfg.MaxLimit))
 	}
 	if l.leases {
 		shift := bits.Len(uint(l.stripes.mask)) + 2
 		l.slots.cacheCap.Store(min(max(limit>>shift, 1), maxCached))
 	}
 	l.slots.limit.Store(limit)
+	return limit
 }
 
 // take takes a slot of the limit less hold (0, or what a class's ceiling holds back), and

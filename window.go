@@ -83,8 +83,7 @@ func (l *Limiter) closeWindow(now int64) {
 		LimitBefore: l.Limit(),
 	}
 	d = l.algorithm.next(w, d)
-	d.LimitAfter = clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit)
-	l.setLimit(int64(d.LimitAfter))
+	d.LimitAfter = int(l.setLimit(int64(clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit))))
 	if d.LimitAfter > d.LimitBefore {
 		l.passOn() // the new slots go to waiters first
 	}
