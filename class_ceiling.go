@@ -13,7 +13,13 @@ type ceilings struct {
 	class [ClassesCeiling]ceiling
 	_     pad
 
-	closes int64 // the windows closed, owned by the goroutine that closes them
+	// lent is the most that calls turned away may take back from a class: the limit less the
+	// never-lent parts of every reserve, written only as the limit moves. A class whose own
+	// reserve or a reserve below it has a never-lent part so keeps that many slots, and the
+	// class of a never-lent part has it at once after any history of calls (see Class).
+	lent atomic.Int64
+
+	closes atomic.Int64 // twice the windows closed: written by the goroutine that closes them
 }
 
 // ceiling is one class's: what it holds back, which every call of the class reads, and its
@@ -22,7 +28,7 @@ type ceilings struct {
 // the classes below are shut, and as a window closes.
 type ceiling struct {
 	kept atomic.Int64 // the never-lent parts of the reserves above the class
-	room atomic.Int64 // what the classes above it took back lately
+	room atomic.Int64 // what the classes above it took back lately: at most ceilings.lent
 	shut atomic.Int64 // closes<<32 | a limit at which the classes below it are shut (turnedAway)
 	c    int          // the class
 }
@@ -42,42 +48,44 @@ func (cl *ceilings) keep(c int, n int64) {
 }
 
 // turnedAway holds one more slot back from each of the classes below the class of ce, its
-// ceiling, of classes, where it holds back less than limit, at which a class is shut: a call
-// of the class was turned away for want of a slot. A class shut stays so whatever more calls
-// are turned away, so that steady overload writes nothing here; and once every class below
-// is shut at a limit, the class's word of shut says so (shutAt), so that a call of the class
-// turned away under that limit or a lower one reads that word rather than each class's, and
-// makes no call here. The lowest class has no class below it: its word says so at every
-// limit.
+// ceiling, of classes, where it holds back less than the lent slots (ceilings.lent), at which
+// a class is shut: a call of the class was turned away for want of a slot. A shut class keeps
+// the never-lent parts of its own reserve and of those below it: holding back more would take
+// no slot that a class above may not take already, and would only make the closes that lend
+// again take longer to give a slot back. A class shut stays so whatever more calls are turned
+// away, so that steady overload writes nothing here; and once every class below is shut at a
+// limit, the class's word of shut says so (shutAt), so that a call of the class turned away
+// under that limit or a lower one reads that word rather than each class's, and makes no call
+// here. The lowest class has no class below it: its word says so at every limit.
 //
-// Only a window's close lowers what is held back (lowering), and it writes every class's word
-// of shut with its count of closes before it lowers anything and again after: while it runs
-// the count is odd, and no word says shut or may be made to. A word is made to say shut by a
-// compare-and-swap from its value read before the classes below, where that value's count is
-// even, and the swap fails where a close began since: so a word that says shut at a limit
-// says that every class below had that limit or more taken back after the last close ended,
-// and no close has begun lowering it since. Skipping them then changes nothing, and a limit
-// above the word's takes the steps again. One call would have to stop between two of its
-// steps for 2^31 closes to be misled by the count's wrapping around.
+// Only a window's close lowers what is held back (lowering), or moves the limit and with it
+// the lent slots, and it writes every class's word of shut with its count of closes before it
+// lowers anything and again after: while it runs the count is odd, and no word says shut or
+// may be made to. A word is made to say shut by a compare-and-swap from its value read before
+// the classes below, where that value's count is even, and the swap fails where a close began
+// since: so a word that says shut says that every class below had the lent slots taken back
+// after the last close ended, and no close has begun lowering them since. Skipping them then
+// changes nothing, and a limit above the word's takes the steps again. One call would have to
+// stop between two of its steps for 2^31 closes to be misled by the count's wrapping around.
 func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
 	s := ce.shut.Load()
-	if cl.takeBack(ce.c, classes, limit) {
+	if cl.takeBack(ce.c, classes) {
 		ce.markShut(limit, s)
 	}
 }
 
 // takeBack takes one more slot back from each class below class c, of classes, from which
-// less than limit is taken back, and reports whether limit or more is taken back from each
-// now.
-func (cl *ceilings) takeBack(c, classes int, limit int64) (shut bool) {
+// less than the lent slots are taken back, and reports whether they all are from each now.
+func (cl *ceilings) takeBack(c, classes int) (shut bool) {
+	lent := cl.lent.Load()
 	shut = true
 	for d := c + 1; d < classes; d++ {
 		r := &cl.class[d].room
 		v := r.Load()
-		for v < limit && !r.CompareAndSwap(v, v+1) {
+		for v < lent && !r.CompareAndSwap(v, v+1) {
 			v = r.Load()
 		}
-		shut = shut && v+1 >= limit
+		shut = shut && v+1 >= lent
 	}
 	return shut
 }
@@ -108,16 +116,19 @@ func (cl *ceilings) lowering(classes int, lower func()) {
 // reopen says of every class but the lowest, of classes, that the classes below it may not be
 // shut, with the next count of closes: odd as a close begins, even as it ends.
 func (cl *ceilings) reopen(classes int) {
-	cl.closes++
+	n := cl.closes.Add(1)
 	for c := range classes - 1 {
-		cl.class[c].shut.Store(cl.closes << 32)
+		cl.class[c].shut.Store(n << 32)
 	}
 }
 
 // lend halves what the classes above class c took back, as a window closes in which none of
 // them turned a call away: the slots go back to class c step by step, so that a class above
 // that meets overload again finds it shut off before long.
-func (cl *ceilings) lend(c int) { cl.lower(c, func(v int64) int64 { return v / 2 }) }
+func (cl *ceilings) lend(c int) {
+	lent := cl.lent.Load()
+	cl.lower(c, func(v int64) int64 { return min(v, lent) / 2 })
+}
 
 // bound holds back at most short slots from class c, as a window closes in which the classes
 // above it lacked short slots: slots held back beyond them would stay idle, since nobody
@@ -125,7 +136,8 @@ func (cl *ceilings) lend(c int) { cl.lower(c, func(v int64) int64 { return v / 2
 // classes below hold nothing, so holds back what its bursts lacked rather than the whole
 // limit for as long as they recur.
 func (cl *ceilings) bound(c int, short int64) {
-	cl.lower(c, func(v int64) int64 { return min(v, short) })
+	lent := cl.lent.Load()
+	cl.lower(c, func(v int64) int64 { return min(v, short, lent) })
 }
 
 // lower lowers what the classes above class c took back from v to to(v), but never below what

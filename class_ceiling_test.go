@@ -85,7 +85,7 @@ func TestClassShutNotAfterClose(t *testing.T) {
 	}
 	s := cs.ceilings.class[0].shut.Load() // read first, as turnedAway reads it
 	require.False(t, cs.ceilings.class[0].shutAt(limit), "one slot short of shut below critical")
-	require.True(t, cs.ceilings.takeBack(0, len(cs.names), limit), "the call that shuts them")
+	require.True(t, cs.ceilings.takeBack(0, len(cs.names)), "the call that shuts them")
 	cs.windowClosed(1000, 1) // between its taking back and its word
 	lowered := classHolds(l)
 	cs.ceilings.class[0].markShut(limit, s)

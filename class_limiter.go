@@ -31,6 +31,9 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	}
 	hold, c := ce.hold(), ce.c
 	if l.slots.allHeld(hold) && !cs.dryRun {
+		if l.heldBackIdle(ce) && l.closeIdle() {
+			return l.AcquireClass(name) // the close may have lent the class a slot
+		}
 		// rejectClass, written out: in steady overload, where the classes below are shut
 		// already, the rejection makes no call but its count's pin, as Acquire's.
 		if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
@@ -76,6 +79,9 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 			l.passOn()
 		}
 		if n == 0 {
+			if l.heldBackIdle(ce) && l.closeIdle() {
+				return l.AcquireClass(name)
+			}
 			return l.rejectClass(ce)
 		}
 	}
@@ -142,6 +148,34 @@ func (l *Limiter) rejectClass(ce *ceiling) (Permit, error) {
 	return Permit{}, l.rejection
 }
 
+// heldBackIdle reports whether slots that the classes above the class of ce, its ceiling,
+// took back lie free: the slots taken are below the limit less the never-lent parts above the
+// class, and something is taken back from it. A call of the class that finds no slot then
+// closes the window where it is over (closeIdle). In steady overload every slot is taken, and
+// at a ceiling of never-lent parts alone nothing is taken back: neither reads the clock.
+func (l *Limiter) heldBackIdle(ce *ceiling) bool {
+	return ce.room.Load() != 0 && l.slots.taken.Load() < l.slots.limit.Load()-ce.kept.Load()
+}
+
+// closeIdle closes the window where it is over, for a call that found no slot while slots
+// that the classes above its class took back lie free (heldBackIdle), and reports whether the
+// window closed, so that the call tries again below the ceiling that the close left it. Only
+// a window's close lends those slots again, and a window closes as a call finishes: where
+// none is in flight, or none finishes, a close of this call's is the only one. So what the
+// classes above took back is lent again within two windows of the last call they turned away,
+// with calls finishing or not (see Class).
+//
+//go:noinline
+func (l *Limiter) closeIdle() bool {
+	now := l.src.now()
+	if uint64(l.window.end.Load()-1-now) < uint64(l.windowUnits) {
+		return false // the window is not over, and the clock not before its start
+	}
+	closes := l.classes.ceilings.closes.Load()
+	l.closeWindow(now) // as done closes it
+	return l.classes.ceilings.closes.Load() != closes
+}
+
 // turnAway lowers the ceilings of the classes below the class of ce, its ceiling, where its
 // word of shut does not say that they are shut at the limit: a call of the class found no
 // slot.
@@ -167,6 +201,9 @@ func (l *Limiter) acquireClassContext(ctx context.Context) (Permit, error) {
 		if f != 0 {
 			return l.started(f, counted), nil
 		}
+	}
+	if ce := &l.classes.ceilings.class[c]; l.heldBackIdle(ce) && l.closeIdle() {
+		return l.acquireClassContext(ctx) // the close may have lent the class a slot
 	}
 	w := l.enqueueClass(c)
 	if w == nil {

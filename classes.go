@@ -19,19 +19,32 @@ import (
 // above it. The highest class's ceiling is the limit, and a class never holds back a slot
 // from the classes above it: borrowing goes downwards only.
 //
+// The limit is the one the algorithm sets with the never-lent parts of the reserves above the
+// lowest class on top, at most MaxLimit: those slots wait idle for their classes' calls, and
+// on top the lowest class's calls fill what the algorithm set, as a limiter's without classes
+// do, so that the classes cost no goodput where the algorithm's limit, not the dependency,
+// bounds it (classSet.setLimit). The reserves are shares of the algorithm's limit.
+//
 // What a class's reserve, floor(Reserve*limit) slots, holds back from the classes below it:
 //   - Its never-lent part, the reserve less half of it rounded down, is always held back:
 //     the class has it at once, even while the classes below would fill every other slot.
 //   - Its lent part, the other half, and every slot that no class reserves, are lent to the
 //     classes below while the class is not turned away. When a call of a class is turned
 //     away for want of a slot (rejected, or queued to wait), the ceilings of the classes below
-//     fall by one slot each, down to 0; they take no slot until the slots taken are under
-//     their ceiling again, so the slots they borrowed come back as their calls finish, within
-//     one borrowed call's duration. The lent slots are lent again as the window closes: each
-//     window in which no class above turned a call away halves what was held back so, and
-//     one in which they did holds back no more than the slots they lacked: the calls they
-//     turned away in it, each for as long as a call of the window held its slot, and those
-//     waiting; and never less from a class than from the class above it.
+//     fall by one slot each, down to the never-lent parts of their own reserves and of those
+//     below them (0 for a class that has none): what the classes above take back is at most
+//     the lent slots, the limit less every never-lent part, so that a class has its
+//     never-lent part at once after any history of calls. A class below takes no slot until
+//     the slots taken are under its ceiling again, so the slots it borrowed come back as its
+//     calls finish, within one borrowed call's duration. The lent slots are lent again as the
+//     window closes: each window in which no class above turned a call away halves what was
+//     held back so, and one in which they did holds back no more than the slots they lacked:
+//     the calls they turned away in it, each for as long as a call of the window held its
+//     slot, and those waiting; and never less from a class than from the class above it.
+//   - The classes' part of a window closes on time: at the first call to finish after the
+//     window is over, or the first call of a class below that finds no slot while slots
+//     taken back from it lie free, whatever the window's samples. So lending resumes within
+//     two windows of the last call turned away, whether calls finish or not.
 //
 // So while a higher class's calls are being turned away, a lower class's calls are admitted
 // only below a ceiling that keeps falling, and the least important calls are shed first.
@@ -71,6 +84,7 @@ type classSet struct {
 	unknown  monotone // the most calls of an unknown class a snapshot has reported
 
 	// Owned by the goroutine that sets the limit (New, then the window closer).
+	estimate int64                        // the limit the algorithm set: see setLimit
 	reserved [ClassesCeiling]atomic.Int64 // floor(Reserve*limit), by class, for Snapshot
 	seen     [ClassesCeiling]uint64       // rejections by class as the last window closed
 
@@ -115,17 +129,49 @@ func permitCount(n int64, c int) int64 { return n | int64(c)<<classShift }
 // class, and spares the bounds checks of the arrays by class.
 func classOf(f int64) int { return int(f>>classShift) & (ClassesCeiling - 1) }
 
-// setLimit moves the reserves to a new limit: each class reserves floor(Reserve*limit), of
-// which the classes below it may never take the never-lent part (see Class).
-func (cs *classSet) setLimit(limit int64) {
+// setLimit moves the reserves to estimate, the limit that the algorithm set, and returns the
+// limit, which is estimate with the never-lent parts of the reserves above the lowest class on
+// top, at most most (Config.MaxLimit). Each class reserves floor(Reserve*estimate), of which
+// the classes below it may never take the never-lent part (see Class). Those slots are idle
+// until a call of their class comes, and held back from inside the algorithm's limit they were
+// goodput lost wherever that limit, not the dependency, bounds it: as the limit grows from
+// InitialLimit and after it fell. On top of it the lowest class fills what the algorithm set,
+// as the calls of a limiter without classes do, and the classes above have their never-lent
+// parts beside it; an algorithm that finds the extra calls too many lowers its limit. The lent
+// slots, the most that calls turned away take back from a class, are the limit less every
+// never-lent part. A window's close moves them, and then lowers what is held back to them
+// (windowClosed).
+func (cs *classSet) setLimit(estimate, most int64) (limit int64) {
 	var kept, reserved int64
 	for c := range cs.names {
 		cs.ceilings.keep(c, kept)
-		r := min(int64(math.Floor(cs.reserve[c]*float64(limit))), limit-reserved) // reserves of 1 may round above it
+		r := cs.reserveAt(c, estimate, reserved)
 		cs.reserved[c].Store(r)
 		reserved += r
 		kept += r - r/2
 	}
+	limit = cs.limitAt(estimate, most)
+	cs.estimate = estimate
+	cs.ceilings.lent.Store(max(limit-kept, 0))
+	return limit
+}
+
+// reserveAt is class c's reserve under estimate, where the classes above reserve reserved:
+// floor(Reserve*estimate), and no more than they leave of it.
+func (cs *classSet) reserveAt(c int, estimate, reserved int64) int64 {
+	return min(int64(math.Floor(cs.reserve[c]*float64(estimate))), estimate-reserved) // reserves of 1 may round above it
+}
+
+// limitAt is the limit that setLimit sets for estimate and most: estimate with the never-lent
+// parts of the reserves above the lowest class on top, at most most, but never below estimate.
+func (cs *classSet) limitAt(estimate, most int64) int64 {
+	var kept, reserved int64
+	for c := range len(cs.names) - 1 {
+		r := cs.reserveAt(c, estimate, reserved)
+		reserved += r
+		kept += r - r/2
+	}
+	return min(estimate+kept, max(most, estimate))
 }
 
 // snapshots fills s with each class's state and returns how many classes there are, and the

@@ -145,20 +145,20 @@ func TestClassTurnedAwayTakesBack(t *testing.T) {
 		_, err = l.AcquireClass("critical")
 		require.ErrorIs(t, err, ErrLimitExceeded)
 	}
-	require.Equal(t, []int64{0, 12, 14}, classHolds(l), "at most the limit more: shut")
+	require.Equal(t, []int64{0, 2 + 6, 4 + 6}, classHolds(l), "at most the 6 lent slots more: shut, sheddable's ceiling 0")
 	snap := l.Snapshot()
 	require.Equal(t, []uint64{25, 0, 2}, []uint64{snap.Classes[0].Rejected, snap.Classes[1].Rejected, snap.Classes[2].Rejected})
 
 	// A window with a rejection of critical keeps them shut; one without halves what it took.
 	clock.Advance(time.Second)
 	shed[1].Done(nil)
-	require.Equal(t, []int64{0, 12, 14}, classHolds(l), "critical was turned away in that window")
+	require.Equal(t, []int64{0, 2 + 6, 4 + 6}, classHolds(l), "critical was turned away in that window")
 	clock.Advance(time.Second)
 	shed[2].Done(nil)
-	require.Equal(t, []int64{0, 2 + 5, 4 + 5}, classHolds(l), "a window without: half lent again")
+	require.Equal(t, []int64{0, 2 + 3, 4 + 3}, classHolds(l), "a window without: half lent again")
 	clock.Advance(time.Second)
 	shed[3].Done(nil)
-	require.Equal(t, []int64{0, 2 + 2, 4 + 2}, classHolds(l))
+	require.Equal(t, []int64{0, 2 + 1, 4 + 1}, classHolds(l))
 	finishAll(shed[4:])
 	finishAll(crit)
 	c.Done(nil)
@@ -177,13 +177,13 @@ func TestClassTurnedAwayHoldsBackWhatItLacked(t *testing.T) {
 		_, err := l.AcquireClass("critical")
 		require.ErrorIs(t, err, ErrLimitExceeded)
 	}
-	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "sheddable shut")
+	require.Equal(t, []int64{0, 1 + 9}, classHolds(l), "sheddable shut: the 9 lent slots taken back")
 
 	// The next window turns 2 critical calls away: sheddable is held back from 2 slots more
 	// than the never-lent part, not from all of them.
 	clock.Advance(time.Second)
 	crit[0].Done(nil)
-	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "critical turned away in the window that closed")
+	require.Equal(t, []int64{0, 1 + 9}, classHolds(l), "critical turned away in the window that closed")
 	c, err := l.AcquireClass("critical")
 	require.NoError(t, err, "the slot critical gave back")
 	for range 2 {
@@ -220,7 +220,7 @@ func TestClassTurnedAwayHoldsBackTheSlotsItLacked(t *testing.T) {
 		}
 		p.Done(nil)
 	}
-	require.Equal(t, []int64{0, 1 + 10}, classHolds(l), "shut within the window: one slot back per call turned away")
+	require.Equal(t, []int64{0, 1 + 9}, classHolds(l), "shut within the window: one slot back per call turned away, up to the 9 lent")
 	clock.Advance(time.Second)
 	crit[1].Done(nil)
 	require.Equal(t, []int64{0, 1 + 2}, classHolds(l), "20 calls of 101 turned away, 10 at once: 2 slots")
@@ -348,7 +348,7 @@ func TestClassLimitMoves(t *testing.T) {
 	shed := takeAll(t, l, "sheddable") // 6
 	require.Len(t, shed, 6)
 
-	l.setLimit(20) // reserves 6 and 8, never-lent 3 and 4: sheddable's ceiling 13
+	require.Equal(t, int64(20), l.setLimit(20)) // reserves 6 and 8, never-lent 3 and 4: sheddable's ceiling 13
 	require.Equal(t, []int{6, 8, 0}, classReserved(l))
 	require.Equal(t, []int64{0, 3, 7}, classHolds(l))
 	more := takeAll(t, l, "sheddable")
@@ -356,20 +356,20 @@ func TestClassLimitMoves(t *testing.T) {
 	std := takeAll(t, l, "standard") // up to its ceiling of 17
 	require.Len(t, std, 4)
 
-	l.setLimit(5) // reserves 1 and 2, never-lent 1 and 1: 17 held
-	require.Equal(t, []int{1, 2, 0}, classReserved(l))
+	require.Equal(t, int64(6), l.setLimit(4)) // reserves 1 and 1, never-lent 1 and 1, on top of 4: 17 held
+	require.Equal(t, []int{1, 1, 0}, classReserved(l))
 	for _, class := range []string{"critical", "standard", "sheddable"} {
 		_, err := l.AcquireClass(class)
-		require.ErrorIs(t, err, ErrLimitExceeded, "%s: 17 held under a limit of 5", class)
+		require.ErrorIs(t, err, ErrLimitExceeded, "%s: 17 held under a limit of 6", class)
 	}
 	finishAll(more)
 	finishAll(std) // 6 held
 	_, err := l.AcquireClass("critical")
-	require.ErrorIs(t, err, ErrLimitExceeded, "6 held under a limit of 5")
+	require.ErrorIs(t, err, ErrLimitExceeded, "6 held under a limit of 6")
 	finishAll(shed[:2]) // 4 held
 	crit := takeAll(t, l, "critical")
-	require.Len(t, crit, 1, "back under the limit by one")
-	require.Equal(t, 5, l.InFlight())
+	require.Len(t, crit, 2, "back under the limit by two")
+	require.Equal(t, 6, l.InFlight())
 	finishAll(crit)
 	finishAll(shed[2:])
 	requireClassesIdle(t, l)
@@ -386,15 +386,17 @@ func TestClassNeverLentAtOnce(t *testing.T) {
 	crit := takeAll(t, l, "critical")
 	require.Len(t, crit, 3, "at once")
 	finishAll(crit)
-	l.setLimit(10)      // never-lent 2 and 2: 17 held
-	finishAll(shed[:9]) // 8 held: sheddable's and standard's ceilings are 6 - 1 and 8 - 1
+	require.Equal(t, int64(9), l.setLimit(7)) // never-lent 1 and 1, on top of 7: 17 held
+	finishAll(shed[:10])                      // 7 held: sheddable's and standard's ceilings are 7 - 1 and 8 - 1
 	_, err := l.AcquireClass("sheddable")
 	require.ErrorIs(t, err, ErrLimitExceeded)
+	_, err = l.AcquireClass("standard")
+	require.ErrorIs(t, err, ErrLimitExceeded)
 	crit = takeAll(t, l, "critical")
-	require.Len(t, crit, 2, "critical's never-lent part, at once")
+	require.Len(t, crit, 2, "the rest of the limit, critical's never-lent part among it, at once")
 	finishAll(crit)
 	finishAll(std)
-	finishAll(shed[9:])
+	finishAll(shed[10:])
 	requireClassesIdle(t, l)
 }
 
@@ -719,4 +721,43 @@ func TestClassUnknownCountedConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, uint64(goroutines*calls), l.Snapshot().UnknownClass)
+}
+
+// A class shut by calls turned away above it reopens on time, with no call in flight and none
+// finishing (issue 36): under a limit of 5, critical fills it, is turned away 5 times and
+// finishes, and then only sheddable calls come, none of which finishes a call. The first one
+// after the window ends closes it, critical having turned calls away in it; the first one
+// after the next, quiet, window ends lends half again, and is admitted.
+func TestClassShutReopensOnTime(t *testing.T) {
+	classes := []Class{{Name: "critical"}, {Name: "sheddable"}}
+	l, clock := newManual(t, Config{Classes: classes, InitialLimit: 5, MinLimit: 5, MaxLimit: 5, MinWindowSamples: 1000})
+	crit := takeAll(t, l, "critical")
+	require.Len(t, crit, 5)
+	for range 4 { // takeAll was turned away once
+		_, err := l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+	}
+	finishAll(crit) // too few samples to close a window, were it over
+	require.Equal(t, []int64{0, 5}, classHolds(l), "sheddable shut")
+	ask := func() error {
+		_, err := l.AcquireClass("sheddable")
+		return err
+	}
+	for range 3 {
+		for range 300 {
+			require.ErrorIs(t, ask(), ErrLimitExceeded, "within the window critical was turned away in")
+			clock.Advance(time.Millisecond)
+		}
+	}
+	clock.Advance(100 * time.Millisecond) // the window is over
+	require.ErrorIs(t, ask(), ErrLimitExceeded, "the close of a window in which critical was turned away")
+	require.Equal(t, []int64{0, 5}, classHolds(l))
+	clock.Advance(time.Second - time.Millisecond)
+	require.ErrorIs(t, ask(), ErrLimitExceeded, "the next window is not over")
+	clock.Advance(time.Millisecond)
+	p, err := l.AcquireClass("sheddable")
+	require.NoError(t, err, "two windows after critical's last call turned away, the call that closes the quiet one")
+	require.Equal(t, []int64{0, 2}, classHolds(l), "half of the 5 lent again")
+	p.Done(nil)
+	require.Zero(t, l.Snapshot().Windows, "no window had samples enough to move the limit")
 }

@@ -48,10 +48,13 @@ import (
 // it, before it frees it. So a classed call costs a classless one's steps, its class's lookup
 // (class_lookup.go, whose table points to the class's ceiling), its ceiling's two loads and
 // its counts by class. A classed rejection is a classless one's three loads and two compares
-// with its ceiling's, a load of its class's word of shut, which says whether the classes
-// below are shut already (class_ceiling.go: in steady overload they are, and the rejection
-// takes nothing back from them), and its count by class in a pin: AcquireClass writes it out
-// so that it makes no other call. A dry run's classed calls take no lease: they add to the
+// with its ceiling's, a load of what its ceiling took back, where that is not 0 a compare of
+// the slots taken with the limit less the never-lent parts above its class (slots taken back
+// from it lying free, it reads the clock to close a window that is over: heldBackIdle), a load
+// of its class's word of shut, which says whether the classes below are shut already
+// (class_ceiling.go: in steady overload they are, and the rejection takes nothing back from
+// them), and its count by class in a pin: AcquireClass writes it out so that it makes no other
+// call. A dry run's classed calls take no lease: they add to the
 // count.
 //
 // Each call reports the calls in flight with it, itself included. Where the lease word, read
@@ -65,18 +68,21 @@ import (
 // maxCached is the most idle slots a P's cache keeps.
 const maxCached = 16
 
-// setLimit moves the limit, and the most slots that a P's cache keeps with it: a quarter of
-// each P's share of the limit, between 1 and maxCached. The cap is kept beside the limit,
-// which every finishing call reads with it.
-func (l *Limiter) setLimit(limit int64) {
+// setLimit moves the limit to the one the algorithm set, and the most slots that a P's cache
+// keeps with it: a quarter of each P's share of the limit, between 1 and maxCached. The cap
+// is kept beside the limit, which every finishing call reads with it. It returns the limit:
+// with classes, the never-lent parts of the reserves above the lowest class come on top
+// (classSet.setLimit).
+func (l *Limiter) setLimit(limit int64) int64 {
 	if l.mode == classed {
-		l.classes.setLimit(limit)
+		limit = l.classes.setLimit(limit, int64(l.cfg.MaxLimit))
 	}
 	if l.leases {
 		shift := bits.Len(uint(l.stripes.mask)) + 2
 		l.slots.cacheCap.Store(min(max(limit>>shift, 1), maxCached))
 	}
 	l.slots.limit.Store(limit)
+	return limit
 }
 
 // take takes a slot of the limit less hold (0, or what a class's ceiling holds back), and

@@ -53,6 +53,7 @@ func (l *Limiter) closeWindow(now int64) {
 		if probe != nil && probe.probing {
 			if now < probe.until {
 				l.window.end.Store(probe.until) // the probe waits for samples until its bound
+				l.closeClasses(samples, read)
 				return
 			}
 		} else {
@@ -60,6 +61,7 @@ func (l *Limiter) closeWindow(now int64) {
 			// keeping its samples. With no traffic for a while that is several windows at once.
 			over := uint64(now-end) % uint64(l.windowUnits)
 			l.window.end.Store(later(now, l.windowUnits-int64(over)))
+			l.closeClasses(samples, read)
 			return
 		}
 	}
@@ -82,13 +84,13 @@ func (l *Limiter) closeWindow(now int64) {
 		LimitBefore: l.Limit(),
 	}
 	d = l.algorithm.next(w, d)
-	d.LimitAfter = clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit)
-	l.setLimit(int64(d.LimitAfter))
+	d.LimitAfter = int(l.setLimit(int64(clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit))))
 	if d.LimitAfter > d.LimitBefore {
 		l.passOn() // the new slots go to waiters first
 	}
 	if l.mode == classed {
 		l.classes.windowClosed(w.samples, w.maxInFlight)
+		l.passOn() // the slots lent again go to waiters of the classes below
 	}
 	l.window.id.Store(id + 1)
 	if l.leases {
@@ -99,6 +101,16 @@ func (l *Limiter) closeWindow(now int64) {
 	l.publish(&d)
 	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {
 		l.cfg.OnLimitChange(l.cfg.Name, d)
+	}
+}
+
+// closeClasses lends what the classes above took back (classSet.windowClosed) as a window
+// ends with too few samples to move the limit, from the samples it has: the classes' windows
+// end on time, so that lending resumes whether calls finish or not.
+func (l *Limiter) closeClasses(samples uint64, read totals) {
+	if l.mode == classed {
+		l.classes.windowClosed(samples, count(read.maxInFlight))
+		l.passOn()
 	}
 }
 

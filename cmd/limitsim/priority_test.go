@@ -36,22 +36,18 @@ const (
 // seed 1 and rounded down to the percent, so that a change that loses capacity fails.
 //   - Gradient2 and AIMD regrow their limit from InitialLimit 20, and after the halving, by
 //     about a slot a window, and miss the target without classes too (the step scenario,
-//     same profile and load: 91.7% and 91.1%). With classes, what the ceilings hold back for
-//     the critical calls' bursts, 5-8 slots, is idle between the bursts, and while their
-//     limit, not the dependency, bounds the goodput, that is goodput lost: with a fixed hold
-//     instead of the ceilings, Gradient2 got 91.2% at 1 slot, 89.2% at 5 (the least that
-//     answers 99% of the critical calls in each phase), 87.4% at 8. AIMD's total depends on
-//     when its calls' service times happen to exceed the timeout, each such window cutting its
-//     limit by a tenth: over seeds 1-6 it averaged 87.4% with classes, 91.3% without; seed 1
-//     draws 5 such windows before the halving with classes, 3 without.
+//     same profile and load: 91.7% and 91.1%). With the never-lent parts of the reserves on
+//     top of the algorithm's limit, the classes cost them no more than what calls turned away
+//     take back (TestPriorityWastesNothingWithEveryAlgorithm has the figures): Gradient2 got
+//     90.5% and 88.97%, AIMD 83.6% and 89.9%. AIMD's total depends on when its calls' service
+//     times happen to exceed the timeout, each such window cutting its limit by a tenth (see
+//     wasteMisses).
 //   - With -critical 0.6 the critical calls alone ask for 30 slots of a limit that starts at
-//     20, so the sheddable ones are shut until the limit has grown past the critical calls'
+//     22, so the sheddable ones are shut until the limit has grown past the critical calls'
 //     bursts, as the priorities ask, and the slots the bursts leave idle in between are lost.
-//     Vegas, whose limit stays where its latency stopped falling while only critical calls
-//     ran, loses most of its 5% there.
 var totalFloors = map[float64]map[string]float64{
-	defaultCritical: {"gradient2": 0.88, "aimd": 0.79},
-	0.6:             {"gradient2": 0.86, "aimd": 0.88, "vegas": 0.94},
+	defaultCritical: {"gradient2": 0.90, "aimd": 0.83},
+	0.6:             {"gradient2": 0.88, "aimd": 0.89},
 }
 
 // startCriticalFloor is what the test holds the critical calls to before the halving with
@@ -109,6 +105,82 @@ func totalMiss(r *result, prof profile, sc *scenario) []string {
 		return []string{fmt.Sprintf("goodput %.1f%% of the capacity, want at least %.0f%%", 100*got, 100*want)}
 	}
 	return nil
+}
+
+// wasteTarget is how far, in shares of the capacity, an algorithm's total in the priority
+// scenario may lie below its total without classes: the step scenario, whose profile, load
+// and seed are the same (issue 36: the classes waste nothing with any algorithm).
+const wasteTarget = 0.02
+
+// wasteMisses are the shortfalls against the total without classes that the test allows
+// beyond wasteTarget, by -critical and algorithm, measured with seed 1 and rounded up to the
+// half point, so that a change that wastes more fails:
+//   - AIMD cuts its limit by a tenth in every window with a timeout, and with a limit under
+//     the capacity a timeout is a service time drawn over 50ms (about 1 in 80,000 calls). The
+//     classes' calls come from a stream each, so they draw other service times than the step
+//     scenario's one stream: seed 1 admits five such draws in the windows after the halving
+//     with classes (at 122.9s, 127.8s, 130.1s, 145.0s and 149.3s), none without until the
+//     limit is 70, and regrows a slot a window from each. Over seeds 1-6 the total with classes
+//     lies 7.5, 1.4, 2.3 and 3.2 points below and 1.3 and 4.3 above the one without: 1.5 below
+//     on average (3.9 before the never-lent parts went on top of the limit).
+//   - With -critical 0.6 the critical calls alone ask for 30 slots on average, and before the
+//     halving the limit grows from 22 by about a slot a window: each window turns tens to
+//     hundreds of critical calls away, and each takes a slot back from the sheddable class
+//     until the window closes (a burst gets its slots at once), so that the sheddable class is
+//     shut for most of the window while the critical calls' own load, 30 ± 5.5 slots, leaves
+//     some of the limit idle: with Gradient2 about 9 of 40 slots in window 21. That is the
+//     order of the classes at work; Vegas and LossDelay lose it in the same phase. Lending
+//     within the window instead, the classes' part of it closing every eighth of a window
+//     where slots taken back lay idle, brought all three within 2 points (90.6%, 95.7% and
+//     96.6%), but the critical calls fell below their targets: 98.6-98.8% of them answered
+//     while the capacity was halved at -critical 0.25, 96.3% in window 4, and 96.8-98.2% in a
+//     phase without a reserve. Every sixteenth: 91.0%, 95.8% and 96.8%, and 94.9-97.1% for them.
+var wasteMisses = map[float64]map[string]float64{
+	defaultCritical: {"aimd": 0.08},
+	0.6:             {"gradient2": 0.03, "vegas": 0.025, "lossdelay": 0.025},
+}
+
+// Each algorithm's total with classes lies within wasteTarget of its total without them, at
+// both critical shares, but for wasteMisses. Before the never-lent parts of the reserves went
+// on top of the algorithm's limit, they sat idle inside it: Gradient2 lost 3.4 and 5.0
+// points, AIMD 11.2 and 2.5, Vegas 1.4 and 2.8, LossDelay 0.6 and 2.2 (at -critical 0.25 and
+// 0.6).
+func TestPriorityWastesNothingWithEveryAlgorithm(t *testing.T) {
+	if raceDetector {
+		t.Skip("millions of simulated calls take minutes under the race detector; make test runs these without it")
+	}
+	totals := func(args ...string) map[string]float64 {
+		opts, err := parseFlags(append(args, "-policies", adaptiveKinds), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prof, err := opts.sc.newProfile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		results, err := simulateAll(&opts.sc, prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := &opts.sc
+		capacity := prof.capacityCalls(int64(sc.duration), sc.serviceMean.Seconds(), sc.offeredLimit())
+		out := map[string]float64{}
+		for _, r := range results {
+			out[r.policy.kind] = float64(r.total().completed) / capacity
+		}
+		return out
+	}
+	without := totals("-scenario", "step")
+	for _, critical := range []float64{defaultCritical, 0.6} {
+		with := totals("-scenario", "priority", "-critical", fmt.Sprint(critical))
+		for kind, want := range without {
+			allowed := max(wasteTarget, wasteMisses[critical][kind])
+			if got := with[kind]; got < want-allowed-1e-9 {
+				t.Errorf("-critical %g, %s: %.1f%% of the capacity, %.1f points below %.1f%% without classes, want at most %.1f",
+					critical, kind, 100*got, 100*(want-got), 100*want, 100*allowed)
+			}
+		}
+	}
 }
 
 func TestPriorityKeepsTheCriticalClassWithEveryAlgorithm(t *testing.T) {
