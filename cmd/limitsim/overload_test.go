@@ -49,8 +49,8 @@ func TestMiddlewareOverload(t *testing.T) {
 	skipEdge(t)
 	const (
 		workers        = 10
-		overloadRun    = 25 * time.Second
-		overloadWindow = 150 * time.Millisecond
+		overloadRun    = 15 * time.Second
+		overloadWindow = 100 * time.Millisecond
 	)
 	capacity := float64(workers) / edgeService.Seconds()
 	for _, timeout := range []time.Duration{60 * time.Millisecond, 120 * time.Millisecond} {
