@@ -411,26 +411,19 @@ func TestClientStreamContextEndContainsPanic(t *testing.T) {
 // without a queue, in unary and streaming calls.
 func TestHandlerCallerDeparts(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		before time.Duration // the second window's mean latency, after one of 20 ms
-		cancel bool
-		want   string
+		name           string
+		queued, cancel bool
+		want           string
 	}{
-		{"deadline, no queue", 20 * time.Millisecond, false, "none"},
-		{"cancel, no queue", 20 * time.Millisecond, true, "none"},
-		{"deadline, queued", 50 * time.Millisecond, false, "drop"},
-		{"cancel, queued", 50 * time.Millisecond, true, "drop"},
+		{"deadline, no queue", false, false, "none"},
+		{"cancel, no queue", false, true, "none"},
+		{"deadline, queued", true, false, "drop"},
+		{"cancel, queued", true, true, "drop"},
 	} {
 		for _, kind := range []string{"unary", "stream"} {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
 				l, clock := limittest.Fixed(t, "handler", 1)
-				for _, latency := range []time.Duration{20 * time.Millisecond, tc.before} {
-					clock.Advance(time.Second - latency/2) // a window of one call, that closes as it ends
-					p, err := l.Acquire()
-					require.NoError(t, err)
-					clock.Advance(latency)
-					p.Done(nil)
-				}
+				limittest.Queue(t, l, clock, tc.queued, time.Second)
 				entered := make(chan struct{}, 1)
 				wait := func(ctx context.Context) error {
 					clock.Advance(time.Second) // the call ran 1 s; its end closes the window
@@ -456,15 +449,7 @@ func TestHandlerCallerDeparts(t *testing.T) {
 					_, err = newClients(url, hc).callList(ctx, "")
 				}
 				require.Error(t, err)
-				require.Eventually(t, func() bool { // the interceptor finished the call, as a drop or ignored
-					s := l.Snapshot()
-					return s.Drops+s.Ignored > before.Drops+before.Ignored
-				}, 5*time.Second, time.Millisecond)
-				got := "none"
-				if l.Snapshot().Drops > before.Drops {
-					got = "drop"
-				}
-				require.Equal(t, tc.want, got)
+				require.Equal(t, tc.want, limittest.Departed(t, l, before))
 			})
 		}
 	}

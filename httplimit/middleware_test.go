@@ -140,29 +140,21 @@ func TestMiddlewareClientGoesAway(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		limit  int
-		before time.Duration // the second window's mean latency, after one of 20 ms
+		queued bool
 		ran    time.Duration
 		opts   []httplimit.ServerOption
 		want   string
 	}{
-		{"every slot held, no queue", 1, 20 * time.Millisecond, time.Second, nil, "none"},
-		{"a slot free, no queue", 2, 20 * time.Millisecond, time.Second, nil, "none"},
-		{"queued, left late", 1, 50 * time.Millisecond, time.Second, nil, "drop"},
-		{"queued, slots free, left late", 3, 50 * time.Millisecond, time.Second, nil, "drop"},
-		{"queued, left soon", 1, 50 * time.Millisecond, 30 * time.Millisecond, nil, "none"},
-		{"custom outcome", 1, 50 * time.Millisecond, time.Second, ignore, "none"},
+		{"every slot held, no queue", 1, false, time.Second, nil, "none"},
+		{"a slot free, no queue", 2, false, time.Second, nil, "none"},
+		{"queued, left late", 1, true, time.Second, nil, "drop"},
+		{"queued, slots free, left late", 3, true, time.Second, nil, "drop"},
+		{"queued, left soon", 1, true, 30 * time.Millisecond, nil, "none"},
+		{"custom outcome", 1, true, time.Second, ignore, "none"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l, clock := limittest.Fixed(t, "api", c.limit)
-			for _, latency := range []time.Duration{20 * time.Millisecond, c.before} {
-				clock.Advance(time.Second - latency/2) // a window of one call, that closes as it ends
-				p, err := l.Acquire()
-				require.NoError(t, err)
-				clock.Advance(latency)
-				p.Done(nil)
-			}
-			require.EqualValues(t, 2, l.Snapshot().Windows)
-			clock.Advance(max(time.Second-c.ran, 0)) // the departure's end closes the third
+			limittest.Queue(t, l, clock, c.queued, c.ran)
 			clientGoesAway(t, l, clock, c.ran, c.opts, c.want)
 		})
 	}
@@ -188,11 +180,6 @@ func clientGoesAway(t *testing.T, l *adaptivelimit.Limiter, clock *adaptivelimit
 	_, err = srv.Client().Do(req)
 	require.ErrorIs(t, err, context.Canceled)
 	<-done
-	after := l.Snapshot()
-	require.Zero(t, after.InFlight)
-	got := "none"
-	if after.Drops > before.Drops {
-		got = "drop"
-	}
-	require.Equal(t, want, got)
+	require.Equal(t, want, limittest.Departed(t, l, before))
+	require.Zero(t, l.Snapshot().InFlight)
 }

@@ -5,8 +5,10 @@
 // A Fixed limiter has a fixed limit on a ManualClock and closes its window after a single
 // call, so that after one call Classified tells whether the integration finished it as a
 // sample, a drop, or freed its slot without a sample. A DeadlineContext times out when the
-// test says so, without a timer. Orders runs known traffic, for tests of metrics; Classed
-// and ClassTraffic do the same for a limiter with priority classes.
+// test says so, without a timer. Queue readies a Fixed limiter for a call whose caller goes
+// away (adaptivelimit.Departed), queued or not, and Departed tells how the integration
+// finished it. Orders runs known traffic, for tests of metrics; Classed and ClassTraffic do
+// the same for a limiter with priority classes.
 package limittest
 
 import (

@@ -170,3 +170,34 @@ func TestRequireNoSlotLostClassed(t *testing.T) {
 		t.Errorf("%d slots held after HoldClassed's finish", got)
 	}
 }
+
+// Queue readies a Fixed limiter so that a departure that runs past 31 ms is a drop where the
+// dependency queued, and ignored where it did not; Departed tells which.
+func TestQueueAndDeparted(t *testing.T) {
+	for _, tc := range []struct {
+		queued bool
+		ran    time.Duration
+		want   string
+	}{
+		{false, time.Second, "none"},
+		{true, time.Second, "drop"},
+		{true, 40 * time.Millisecond, "drop"},
+		{true, 25 * time.Millisecond, "none"},
+	} {
+		l, clock := limittest.Fixed(t, "api", 1)
+		limittest.Queue(t, l, clock, tc.queued, tc.ran)
+		before := l.Snapshot()
+		p, err := l.Acquire()
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(tc.ran)
+		p.Finish(adaptivelimit.Departed)
+		if got := limittest.Departed(t, l, before); got != tc.want {
+			t.Errorf("queued %v, ran %v: %s, want %s", tc.queued, tc.ran, got, tc.want)
+		}
+		if tc.want == "drop" && tc.ran >= time.Second && l.Snapshot().Windows != 3 {
+			t.Errorf("queued %v, ran %v: the departure closed no window", tc.queued, tc.ran)
+		}
+	}
+}
