@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A limiter's memory grows with GOMAXPROCS at New: a sample stripe and a rejection counter
-// of one cache line each per P, rounded up to a power of two, and one overflow stripe for the
+// A limiter's memory grows with GOMAXPROCS at New: a stripe of one cache line per P, for its
+// samples and its rejections, rounded up to a power of two, and one overflow stripe for the
 // Ps that a later GOMAXPROCS adds. docs/behaviour.md quotes these bounds.
 func TestFootprint(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))

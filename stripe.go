@@ -46,8 +46,8 @@ type stripe struct {
 	_     [cacheLineSize - 11*8]byte
 }
 
-// stripes are a power of two of sample stripes, one per P when New ran, and as many
-// rejection counters; and an overflow stripe that the Ps added by raising GOMAXPROCS later
+// stripes are a power of two of sample stripes, one per P when New ran, each of which counts
+// its P's rejections too; and an overflow stripe that the Ps added by raising GOMAXPROCS later
 // share, with atomic adds. The overflow stripe lives in the Limiter, so that the slices are
 // a power of two of lines, which the allocator serves without waste.
 type stripes struct {
