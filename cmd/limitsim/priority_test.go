@@ -15,8 +15,9 @@ import (
 // halves, the limit is still the one that filled the whole capacity, critical calls queue
 // behind it and some time out before the limiter moves once the window ends; and in the
 // first windows the limit may lie below what the critical calls' bursts ask for by
-// themselves (AIMD with seed 1: a timeout in window 2 takes its limit from 21 to 18, and in
-// window 3 the critical calls alone, 12.5 slots on average, exceed it in 3% of their calls).
+// themselves (AIMD with seed 1: a timeout in window 1 takes its limit from 20 to 18, whence it
+// regrows a slot a window, and in window 3 the critical calls alone, 12.5 slots on average,
+// exceed it in 1.1% of their calls).
 const (
 	criticalTarget       = 0.99
 	criticalWindowTarget = 0.965
