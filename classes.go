@@ -40,7 +40,11 @@ import (
 //     window closes: each window in which no class above turned a call away halves what was
 //     held back so, and one in which they did holds back no more than the slots they lacked:
 //     the calls they turned away in it, each for as long as a call of the window held its
-//     slot, and those waiting; and never less from a class than from the class above it.
+//     slot, and those waiting; and never less from a class than from the class above it. In
+//     the window after one in which they did, calls turned away take back at most six
+//     times those slots (needFactor), not every lent slot: in sustained overload what the
+//     classes above hold back follows what they lacked, not how many of their calls are
+//     turned away.
 //   - The classes' part of a window closes on time: at the first call to finish after the
 //     window is over, or the first call of a class below that finds no slot while slots
 //     taken back from it lie free, whatever the window's samples. So lending resumes within
@@ -116,6 +120,7 @@ func newClassSet(classes []Class, dryRun bool, ss *stripes) *classSet {
 	}
 	for c := range n {
 		cs.ceilings.class[c].c = c
+		cs.ceilings.class[c].most.Store(math.MaxInt64)
 	}
 	cs.byBytes.build(cs.names, &cs.ceilings)
 	cs.ceilings.class[n-1].shut.Store(math.MaxUint32) // no class below the lowest: see turnedAway

@@ -201,7 +201,9 @@ func TestClassTurnedAwayHoldsBackWhatItLacked(t *testing.T) {
 // A class turned away in many short bursts holds back the slots its calls would have held,
 // not one slot per call: 20 calls turned away in a window of 101 calls, at most 10 at once,
 // would have held 2 slots through it (Little's law), so sheddable is held back from 2 slots
-// besides the never-lent part, where it was shut for the whole window.
+// besides the never-lent part, where it was shut for the whole window. Within a window that
+// follows one with calls turned away, calls turned away take back at most needFactor times
+// the slots lacked in it, not every lent slot.
 func TestClassTurnedAwayHoldsBackTheSlotsItLacked(t *testing.T) {
 	classes := []Class{{Name: "critical", Reserve: 0.2}, {Name: "sheddable"}} // 1 slot never lent at 10
 	l, clock := newManual(t, Config{Classes: classes, InitialLimit: 10, MinLimit: 10, MaxLimit: 10, MinWindowSamples: 1})
@@ -220,13 +222,25 @@ func TestClassTurnedAwayHoldsBackTheSlotsItLacked(t *testing.T) {
 		}
 		p.Done(nil)
 	}
-	require.Equal(t, []int64{0, 1 + 9}, classHolds(l), "shut within the window: one slot back per call turned away, up to the 9 lent")
+	require.Equal(t, []int64{0, 1 + needFactor}, classHolds(l), "one slot back per call turned away, up to needFactor times the 1 slot lacked in the last window, below the 9 lent")
 	clock.Advance(time.Second)
 	crit[1].Done(nil)
 	require.Equal(t, []int64{0, 1 + 2}, classHolds(l), "20 calls of 101 turned away, 10 at once: 2 slots")
 	s := l.Snapshot()
 	require.Equal(t, 101, s.Last.Samples)
 	require.Equal(t, 10, s.Last.MaxInFlight)
+
+	extra, err := l.AcquireClass("critical")
+	require.NoError(t, err)
+	for range 20 {
+		p, err := l.AcquireClass("critical")
+		require.NoError(t, err)
+		_, err = l.AcquireClass("critical")
+		require.ErrorIs(t, err, ErrLimitExceeded)
+		p.Done(nil)
+	}
+	require.Equal(t, []int64{0, 1 + min(2*needFactor, 9)}, classHolds(l), "up to needFactor times the 2 slots lacked in the last window, and the 9 lent")
+	extra.Done(nil)
 	finishAll(crit[2:])
 	requireClassesIdle(t, l)
 }

@@ -8,12 +8,16 @@ import (
 // Each source, the profile and each client's limiter draw from their own PCG
 // stream of the run's seed, so that a source's calls do not depend on what
 // other sources or the policy did: every policy sees the same calls in open
-// loop.
+// loop. A source draws its calls' classes from a stream of its own too, so that a
+// scenario with classes sends the very calls (arrivals, service times) that the same
+// scenario without them sends with the same seed: the difference between the two
+// runs is what the classes do, not other draws.
 const (
 	streamProfile      = 1
 	streamNeighbour    = 2
 	streamFirstSource  = 1000
 	streamFirstLoss    = 1_000_000_000
+	streamFirstClass   = 2_000_000_000
 	streamFirstLimiter = 1 << 40 // past any source's stream
 )
 
@@ -22,7 +26,9 @@ const (
 type source struct {
 	rng    *rand.Rand
 	client int32 // the client, and so the limiter, its calls go through; -1 for the neighbour
-	class  int32 // the index of its calls' class in the scenario's classes; 0 without classes
+
+	classRng *rand.Rand // draws each call's class, from a stream of its own; nil without classes
+	shares   []float64  // with classes: each class's share of the calls, highest class first
 
 	lossRng *rand.Rand // draws which calls are lost, from a stream of its own; nil when none is
 	lost    float64
@@ -33,19 +39,19 @@ type source struct {
 	serviceMu, serviceSigma float64 // lognormal service time, in ln(ns)
 }
 
-// newSource returns source index of the scenario, for client. With classes, the sources of
-// class k are those from k times the clients on, each sending the class's share of a client's
-// load.
+// newSource returns source index of the scenario, for client. With classes it sends the
+// calls it sends without them, and gives each a class drawn with the classes' shares.
 func newSource(seed uint64, index int, client int32, sc *scenario) *source {
 	s := &source{
 		rng:          rand.New(rand.NewPCG(seed, streamFirstSource+uint64(index))),
 		client:       client,
 		serviceSigma: sc.serviceSigma,
 	}
-	share := 1.0
 	if len(sc.classes) > 0 {
-		s.class = int32(index / sc.clients)
-		share = sc.classes[s.class].share
+		s.classRng = rand.New(rand.NewPCG(seed, streamFirstClass+uint64(index)))
+		for _, c := range sc.classes {
+			s.shares = append(s.shares, c.share)
+		}
 	}
 	s.serviceMu = lognormalMu(sc)
 	if sc.lost > 0 {
@@ -56,7 +62,7 @@ func newSource(seed uint64, index int, client int32, sc *scenario) *source {
 		s.thinkNs = float64(sc.think)
 	} else {
 		perClient := sc.offeredRate() / float64(sc.clients)
-		s.meanGapNs = 1e9 / (perClient * share)
+		s.meanGapNs = 1e9 / perClient
 	}
 	return s
 }
@@ -86,6 +92,22 @@ func (s *source) neighbour() bool { return s.client < 0 }
 
 // lose draws whether the next call is lost on the way.
 func (s *source) lose() bool { return s.lossRng != nil && s.lossRng.Float64() < s.lost }
+
+// class draws the index of the next call's class in the scenario's classes: 0 without
+// classes, and otherwise class k with its share of the calls.
+func (s *source) class() int32 {
+	if s.classRng == nil {
+		return 0
+	}
+	u := s.classRng.Float64()
+	for k, share := range s.shares[:len(s.shares)-1] {
+		if u < share {
+			return int32(k)
+		}
+		u -= share
+	}
+	return int32(len(s.shares) - 1)
+}
 
 // serviceTime draws the time a server needs for the next call.
 func (s *source) serviceTime() int64 {

@@ -10,6 +10,7 @@ type call struct {
 	service int64
 	permit  adaptivelimit.Permit
 	source  int32
+	class   int32 // the index of its class in the scenario's classes; 0 without classes
 
 	waiting  bool // in the dependency's queue
 	serving  bool // holds one of the dependency's servers

@@ -187,10 +187,10 @@ func (sc *scenario) offeredLimit() float64 {
 }
 
 // sourceCount is how many sources send calls: each closed-loop user, or in open loop one
-// stream a client, or with classes one a client and class.
+// stream a client, with classes or without.
 func (sc *scenario) sourceCount() int {
 	if sc.users > 0 {
 		return sc.users
 	}
-	return sc.clients * max(1, len(sc.classes))
+	return sc.clients
 }

@@ -205,11 +205,12 @@ func (s *simulation) arrive(i int32, now int64) {
 	} else {
 		s.rec.unloaded(min(service, s.timeout))
 	}
-	s.rec.offerClass(src.class, s.windowOf(now))
-	permit, ok := s.gates[src.client].acquire(src.class)
+	class := src.class()
+	s.rec.offerClass(class, s.windowOf(now))
+	permit, ok := s.gates[src.client].acquire(class)
 	if !ok {
 		s.rec.reject(src.client)
-		s.rec.rejectClass(src.class)
+		s.rec.rejectClass(class)
 		if src.closedLoop() {
 			s.schedule(i, now)
 		}
@@ -217,7 +218,7 @@ func (s *simulation) arrive(i int32, now int64) {
 	}
 	s.rec.admit(now)
 	id := s.calls.alloc()
-	s.calls.calls[id] = call{arrival: now, service: service, permit: permit.Move(), source: i}
+	s.calls.calls[id] = call{arrival: now, service: service, permit: permit.Move(), source: i, class: class}
 	s.deadlines.pushBack(id)
 	if !lost { // a lost call never reaches the dependency: its caller waits for its timeout
 		s.dep.submit(id, now)
@@ -259,7 +260,7 @@ func (s *simulation) answer(id int32, now int64, err error) {
 		return
 	}
 	s.rec.answer(src.client, now-c.arrival, err == nil)
-	s.rec.answerClass(src.class, s.windowOf(c.arrival), err == nil)
+	s.rec.answerClass(c.class, s.windowOf(c.arrival), err == nil)
 	s.rec.settle(now, now-c.arrival, s.sc.window.Seconds())
 	s.rec.release(now)
 	s.gates[src.client].release(&c.permit, err)
