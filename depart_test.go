@@ -31,15 +31,16 @@ func departWindow(t *testing.T, l *Limiter, clock *ManualClock, n int, latency t
 
 var departAlgorithms = []Algorithm{AIMD, LossDelay, Vegas, Gradient2}
 
-// Clients that leave, even after long waits, lower no limit while the calls served show no
-// queue: the amplifier of issue 36, where every departure at a full limiter was a drop.
+// Clients that leave, at once or after as long as a call takes or twice as long, lower no
+// limit while the calls show no queue: the amplifier of issue 36, where every departure at a
+// full limiter was a drop.
 func TestDepartureWithoutQueueIsIgnored(t *testing.T) {
 	for _, alg := range departAlgorithms {
 		t.Run(alg.String(), func(t *testing.T) {
 			l, clock := newManual(t, Config{Algorithm: alg, InitialLimit: 20, MinWindowSamples: 10})
 			for range 30 {
-				// a third of the calls leave: at once, at twice the latency, at ten times it
-				for _, at := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond} {
+				// a third of the calls leave: at once, after the latency, after twice the latency
+				for _, at := range []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecond} {
 					departWindow(t, l, clock, 30, 10*time.Millisecond, 3, at)
 				}
 			}
@@ -51,8 +52,8 @@ func TestDepartureWithoutQueueIsIgnored(t *testing.T) {
 	}
 }
 
-// While the calls served queue (their mean latency at least departTolerance times the least
-// seen), a departure that ran longer than departTolerance times that least is a drop, and the
+// While the calls queue (their mean latency at least departQueued times the least seen), a
+// departure that ran longer than that least is a drop, and the
 // algorithms that read drops back off; one that left sooner is still ignored.
 func TestDepartureFromAQueueIsADrop(t *testing.T) {
 	for _, alg := range []Algorithm{AIMD, LossDelay, Vegas} {
@@ -68,9 +69,9 @@ func TestDepartureFromAQueueIsADrop(t *testing.T) {
 			}
 			departWindow(t, l, clock, 30, 30*time.Millisecond, 0, 0) // queued: 3x the unloaded latency
 			before := l.Snapshot()
-			departWindow(t, l, clock, 30, 30*time.Millisecond, 3, 14*time.Millisecond) // early: ignored
+			departWindow(t, l, clock, 30, 30*time.Millisecond, 3, 8*time.Millisecond) // early: ignored
 			mid := l.Snapshot()
-			assert.Equal(t, before.Drops, mid.Drops, "a departure before 1.5 times the unloaded latency")
+			assert.Equal(t, before.Drops, mid.Drops, "a departure before the latency without a queue")
 			departWindow(t, l, clock, 30, 30*time.Millisecond, 3, 60*time.Millisecond)
 			after := l.Snapshot()
 			assert.Equal(t, before.Drops+10, after.Drops, "every late departure is a drop")
@@ -102,26 +103,28 @@ func TestDepartureTimesAIMD(t *testing.T) {
 	assert.Zero(t, l.Snapshot().Drops, "no window queued")
 }
 
-// after is pure: the unloaded latency falls at once, rises by 1/departRise of the gap, and
-// only a window at departTolerance times it lets late departures drop.
+// after is pure: unloaded falls at once and rises by 1/departRise of the gap; the dependency
+// queues from a window at departQueued times unloaded, departures' time counted, until one
+// under departCalm times it.
 func TestDeparturesAfter(t *testing.T) {
 	var d departures
 	inf := math.Inf(1)
+	rise := func(from, to float64) float64 { return from + (to-from)/departRise }
+	u := rise(8, 9)
 	for i, tc := range []struct {
-		mean            float64
-		drops           bool
+		served, latency float64
 		after, unloaded float64
 	}{
-		{0, false, inf, 0},   // untimed
-		{10, false, inf, 10}, // the first timed window: nothing to compare with
-		{14, false, inf, 10 + 4.0/departRise},
-		{8, false, inf, 8},
-		{12, false, departTolerance * (8 + 4.0/departRise), 8 + 4.0/departRise}, // 1.5x: queued
-		{13, true, departTolerance * (8 + 4.0/departRise), 8 + 4.0/departRise},  // with drops: no rise
-		{7, true, inf, 7}, // but a fall
-		{-1, false, inf, 7},
+		{0, 0, inf, 0},    // untimed
+		{10, 10, inf, 10}, // the first timed window: nothing to compare with
+		{12, 12, inf, rise(10, 12)},
+		{8, 8, inf, 8},
+		{8, 12, 8, 8},                 // queued: 1.25 times or more, with its departures' time
+		{9, 9, u, u},                  // still queued: 1.1 times
+		{8.5, 8.5, inf, rise(u, 8.5)}, // calm again
+		{-1, -1, inf, rise(u, 8.5)},
 	} {
-		assert.Equal(t, tc.after, d.after(tc.mean, tc.drops), fmt.Sprint("step ", i))
+		assert.Equal(t, tc.after, d.after(tc.served, tc.latency), fmt.Sprint("step ", i))
 		assert.InDelta(t, tc.unloaded, d.unloaded, 1e-9, fmt.Sprint("step ", i))
 	}
 }

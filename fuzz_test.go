@@ -163,7 +163,7 @@ func FuzzWindow(f *testing.F) {
 			}
 			if err == errDeparted {
 				after := l.departAfter.Load()
-				if c.p.start != untimed && after > 0 && now-c.p.start > after {
+				if c.p.start != untimed && after > 0 && elapsed(c.p.start, now) > uint64(after) {
 					m.add(latency, true)
 				}
 				c.p.Finish(Departed)

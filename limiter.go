@@ -41,6 +41,7 @@ type Limiter struct {
 	// Written by a window's close, read by departures: how long a departure must have run
 	// to be a drop, in clock units, or 0 for none (depart.go).
 	departAfter atomic.Int64
+	departed    departed // the departures that were no drop (depart.go)
 
 	cfg Config
 

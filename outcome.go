@@ -15,8 +15,8 @@ const (
 	// Ignore is a call that says nothing about load: its slot is freed without a sample.
 	Ignore
 	// Departed is a call whose caller went away before it ended: it disconnected, cancelled,
-	// or its own deadline passed. It is a drop only where the limiter's last window showed the
-	// dependency queueing and the call ran well past the dependency's latency without a
+	// or its own deadline passed. It is a drop only while the limiter's windows show the
+	// dependency queueing and the call ran longer than the dependency's latency without a
 	// queue, and is ignored otherwise, so that callers who leave at will cannot drive the limit
 	// down (docs/behaviour.md#departures).
 	Departed

@@ -9,10 +9,10 @@ import (
 
 // Queue readies l, a Fixed limiter that has run no call, for a departure
 // (adaptivelimit.Departed): it runs two windows of one call each, the first of 20 ms and the
-// second of 50 ms where queued (the dependency queued: 1.5 times its latency without a queue,
+// second of 50 ms where queued (the dependency queued: 1.25 times its latency without a queue,
 // or more) or of 20 ms where not. It then moves clock on to 1 s, less ran, before the third
 // window's end, so that a call of the integration that runs for ran and then departs closes
-// that window: a drop where queued and ran is past 31 ms, ignored otherwise. Departed tells
+// that window: a drop where queued and ran is past 20.1 ms, ignored otherwise. Departed tells
 // which.
 func Queue(t testing.TB, l *adaptivelimit.Limiter, clock *adaptivelimit.ManualClock, queued bool, ran time.Duration) {
 	t.Helper()

@@ -171,7 +171,7 @@ func TestRequireNoSlotLostClassed(t *testing.T) {
 	}
 }
 
-// Queue readies a Fixed limiter so that a departure that runs past 31 ms is a drop where the
+// Queue readies a Fixed limiter so that a departure that runs past 20.1 ms is a drop where the
 // dependency queued, and ignored where it did not; Departed tells which.
 func TestQueueAndDeparted(t *testing.T) {
 	for _, tc := range []struct {
@@ -182,7 +182,7 @@ func TestQueueAndDeparted(t *testing.T) {
 		{false, time.Second, "none"},
 		{true, time.Second, "drop"},
 		{true, 40 * time.Millisecond, "drop"},
-		{true, 25 * time.Millisecond, "none"},
+		{true, 15 * time.Millisecond, "none"},
 	} {
 		l, clock := limittest.Fixed(t, "api", 1)
 		limittest.Queue(t, l, clock, tc.queued, tc.ran)
