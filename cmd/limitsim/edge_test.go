@@ -36,6 +36,47 @@ func skipEdge(t *testing.T) {
 	}
 }
 
+// TestMiddlewareOverload, the test of the departures' signal before issue 36, as it was: 10
+// workers of 40 ms whose requests run to the end once a worker took them, a client at twice
+// their capacity whose requests give up after 120 ms, for a minute, Middleware's defaults.
+// AIMD starts above the capacity here (InitialLimit 20), so the least latency it sees is a
+// queued one: its departures bound it all the same (docs/behaviour.md#departures). Without
+// them AIMD raises its limit by one a window for good, its queue grows past the clients'
+// timeout, and the goodput collapses (16.6%).
+func TestMiddlewareOverload(t *testing.T) {
+	skipEdge(t)
+	const (
+		run     = 60 * time.Second
+		timeout = 120 * time.Millisecond
+	)
+	pool := edgePool{workers: 10, service: 40 * time.Millisecond, sigma: 0.3} // the slowest in 10,000 takes 96 ms
+	capacity := float64(pool.workers) / pool.service.Seconds()
+	// The most calls that can be in flight without their latency passing the timeout: a limit
+	// that grows beyond it unbounded is what the signal prevents.
+	bound := int(capacity * timeout.Seconds() * 1.25)
+	for _, algorithm := range []adaptivelimit.Algorithm{adaptivelimit.AIMD, adaptivelimit.LossDelay} {
+		t.Run(algorithm.String(), func(t *testing.T) {
+			t.Parallel()
+			l, err := adaptivelimit.New(adaptivelimit.Config{Name: algorithm.String(), Algorithm: algorithm})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := startEdge(l, pool)
+			r := e.send(2*capacity, timeout, run, 0)
+			e.stop()
+			goodput := float64(r.ok) / run.Seconds()
+			t.Logf("%v: goodput %.0f/s of a capacity of %.0f/s (%.1f%%); %d sent, %d rejected, %d late; limit at most %d, last %d; %d drops",
+				algorithm, goodput, capacity, 100*goodput/capacity, r.sent, r.rejected, r.late, e.highest, l.Limit(), l.Snapshot().Drops)
+			if goodput < 0.9*capacity {
+				t.Errorf("goodput %.0f/s, below 90%% of the capacity of %.0f/s", goodput, capacity)
+			}
+			if algorithm == adaptivelimit.AIMD && e.highest > bound {
+				t.Errorf("AIMD's limit rose to %d, beyond %d", e.highest, bound)
+			}
+		})
+	}
+}
+
 // TestMiddlewareTimeouts: a client at twice the capacity, whose requests give up after 60 ms
 // or 120 ms, for overloadRun, at Middleware's defaults but for AIMD's windows of
 // overloadWindow, so that, raising its limit by one a window, it would pass the bound within
@@ -60,7 +101,7 @@ func TestMiddlewareTimeouts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e := startEdge(l, workers)
+				e := startEdge(l, abortable(workers))
 				r := e.send(2*capacity, timeout, overloadRun, overloadRun/2)
 				e.stop()
 				goodput := float64(r.ok) / overloadRun.Seconds()
@@ -103,7 +144,7 @@ func TestMiddlewareDepartures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e := startEdge(l, workers)
+				e := startEdge(l, abortable(workers))
 				go e.depart(20*float64(k), departRun)
 				r := e.send(rate, 100*time.Millisecond, departRun, departRun/2)
 				e.stop()
@@ -126,6 +167,7 @@ func TestMiddlewareDepartures(t *testing.T) {
 // of a run that send measures it in.
 type edge struct {
 	l                *adaptivelimit.Limiter
+	pool             edgePool
 	srv              *httptest.Server
 	client           *http.Client
 	measuring        atomic.Bool
@@ -135,12 +177,26 @@ type edge struct {
 	departing, calls sync.WaitGroup
 }
 
-// startEdge serves a pool of workers behind Middleware(l), whose requests stop working when
-// their client goes away, as a handler that hands r.Context() to its work does.
-func startEdge(l *adaptivelimit.Limiter, workers int) *edge {
-	pool := newWorkerPool(workers)
-	pool.abortable = true
-	e := &edge{l: l, srv: httptest.NewServer(httplimit.Middleware(l)(pool)), lowest: math.MaxInt, done: make(chan struct{})}
+// edgePool is an edge's worker pool: workers, each request's service time lognormal of mean
+// service, sigma its logarithm's, and whether a request stops working when its client goes
+// away, as a handler that hands r.Context() to its work does.
+type edgePool struct {
+	workers   int
+	service   time.Duration
+	sigma     float64
+	abortable bool
+}
+
+// abortable is the pool of workers of edgeService, which stop when their client goes away.
+func abortable(workers int) edgePool {
+	return edgePool{workers: workers, service: edgeService, sigma: edgeSigma, abortable: true}
+}
+
+// startEdge serves p behind Middleware(l).
+func startEdge(l *adaptivelimit.Limiter, p edgePool) *edge {
+	pool := newWorkerPool(p.workers)
+	pool.abortable = p.abortable
+	e := &edge{l: l, pool: p, srv: httptest.NewServer(httplimit.Middleware(l)(pool)), lowest: math.MaxInt, done: make(chan struct{})}
 	e.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1000}}
 	e.watching.Add(1)
 	go func() { // the limit's range, read every 10 ms
@@ -175,13 +231,13 @@ type edgeResult struct{ sent, ok, rejected, late int64 }
 func (e *edge) send(rate float64, timeout, run, measureFrom time.Duration) edgeResult {
 	var r edgeResult
 	var ok, rejected, late atomic.Int64
-	mu := math.Log(edgeService.Seconds()) - edgeSigma*edgeSigma/2
+	mu := math.Log(e.pool.service.Seconds()) - e.pool.sigma*e.pool.sigma/2
 	interval := time.Duration(float64(time.Second) / rate)
 	start := time.Now()
 	for next := start; next.Sub(start) < run; next = next.Add(interval) {
 		time.Sleep(time.Until(next))
 		e.measuring.Store(next.Sub(start) >= measureFrom)
-		service := time.Duration(math.Exp(mu+edgeSigma*rand.NormFloat64()) * float64(time.Second))
+		service := time.Duration(math.Exp(mu+e.pool.sigma*rand.NormFloat64()) * float64(time.Second))
 		url := fmt.Sprintf("%s/?service=%v&budget=1h", e.srv.URL, service)
 		r.sent++
 		e.calls.Add(1)
@@ -221,7 +277,7 @@ func (e *edge) depart(rate float64, run time.Duration) {
 	e.departing.Add(1)
 	defer e.departing.Done()
 	addr := e.srv.Listener.Addr().String()
-	request := []byte("GET /?service=" + edgeService.String() + "&budget=1h HTTP/1.1\r\nHost: edge\r\n\r\n")
+	request := []byte("GET /?service=" + e.pool.service.String() + "&budget=1h HTTP/1.1\r\nHost: edge\r\n\r\n")
 	interval := time.Duration(float64(time.Second) / rate)
 	start := time.Now()
 	for next := start; next.Sub(start) < run; next = next.Add(interval) {
