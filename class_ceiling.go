@@ -85,9 +85,12 @@ func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
 func (cl *ceilings) takeBack(c, classes int) (shut bool) {
 	lent := cl.lent.Load()
 	shut = true
+	var most int64
 	for d := c + 1; d < classes; d++ {
 		r := &cl.class[d].room
-		most := min(lent, cl.class[d].most.Load())
+		// Never less from a class than from the class above it: a class whose most is
+		// unbounded (the classes above it turned no call away) may lie above one whose is.
+		most = max(most, min(lent, cl.class[d].most.Load()))
 		v := r.Load()
 		for v < most && !r.CompareAndSwap(v, v+1) {
 			v = r.Load()

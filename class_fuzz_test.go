@@ -68,7 +68,11 @@ func FuzzClasses(f *testing.F) {
 		n := len(classes)
 		var held []Permit
 		byClass := make([]int, n)
-		room := make([]int, n)   // slots taken back from each class by calls turned away above it
+		room := make([]int, n) // slots taken back from each class by calls turned away above it
+		most := make([]int, n) // the most that calls turned away take back from each class in the window
+		for c := range most {
+			most[c] = math.MaxInt
+		}
 		turned := make([]int, n) // calls of each class turned away in the window
 		windows, closes := l.Snapshot().Windows, cs.ceilings.closes.Load()
 		over := false  // the window is over: the clock passed its end
@@ -88,7 +92,7 @@ func FuzzClasses(f *testing.F) {
 				windows = s.Windows
 				samples, maxInFlight = s.Last.Samples, s.Last.MaxInFlight
 			}
-			closeModel(room, turned, samples, maxInFlight, lentSlots(classes, l.Limit(), estimate()))
+			closeModel(room, most, turned, samples, maxInFlight, lentSlots(classes, l.Limit(), estimate()))
 			return true
 		}
 		for _, op := range ops {
@@ -114,9 +118,10 @@ func FuzzClasses(f *testing.F) {
 					if before < ceiling() {
 						t.Fatalf("class %d rejected with %d held under its ceiling of %d", c, before, ceiling())
 					}
-					lent := lentSlots(classes, l.Limit(), estimate())
+					lent, bound := lentSlots(classes, l.Limit(), estimate()), 0
 					for d := c + 1; d < n; d++ {
-						room[d] = min(room[d]+1, max(room[d], lent))
+						bound = max(bound, min(lent, most[d])) // never less from a class than from the one above
+						room[d] = min(room[d]+1, max(room[d], bound))
 					}
 					turned[c]++
 					break
@@ -180,14 +185,16 @@ func FuzzClasses(f *testing.F) {
 // have held, and from the classes below none that did, it lends half of what it took back;
 // never more than lent, the lent slots at the limit after the close, and never less than it
 // takes back from the class above.
-func closeModel(room, turned []int, samples, maxInFlight, lent int) {
+func closeModel(room, most, turned []int, samples, maxInFlight, lent int) {
 	above := 0
 	for c := range room {
 		if above == 0 {
 			room[c] = min(room[c], lent) / 2
+			most[c] = math.MaxInt
 		} else {
 			slots := (above*maxInFlight + samples - 1) / samples
 			room[c] = min(room[c], slots, above, lent)
+			most[c] = needFactor * min(slots, above)
 		}
 		if c > 0 {
 			room[c] = max(room[c], room[c-1]) // never below what is held back from the class above
