@@ -7,10 +7,36 @@ import (
 
 // ceilings hold back slots of the limit from each class for the classes above it (see
 // Class): a call of a class takes a slot only while the slots taken are below the limit less
-// what its class's ceiling holds back (ceiling.hold).
+// what its class's ceiling holds back (ceiling.hold). This is their one design comment.
+//
+// A class's ceiling holds back hold = neverLent + takenBack. neverLent moves only with the
+// limit; takenBack moves by these steps, each of which keeps it within [0, lent], and never
+// below the takenBack of the class above (borrowing goes downwards only):
+//
+//	event                                         takenBack of each class below   most
+//	a call of a class is turned away (turnedAway)  +1, up to min(lent, most)       -
+//	a window closes with no call of a class        halved (lend)                   unbounded
+//	  above turned away, nobody above waiting
+//	a window closes in which the classes above     at most short (bound)           needFactor*short
+//	  lacked short slots (lacked, and waiters)
+//
+// A class is shut when its takenBack reached its most. Each class's word of shut (shutBelow),
+// closes<<32 | limit, spares a rejection the steps above in steady overload:
+//
+//	word                    means                                  written by
+//	n<<32, n even or odd    the classes below may not be shut      reopen: every close, as it
+//	                                                               begins (odd) and ends (even)
+//	n<<32 | L, n even       every class below was shut at limit L  markShut: a CAS from the word
+//	                        after close n/2 ended                  read before withhold shut them
+//
+// A call turned away under a limit at most L reads the word alone (shutAt). A close begun since
+// the word was read makes the CAS fail, so a word that says shut is never older than the last
+// lowering. The lowest class's word says shut at every limit: it has no class below it. One
+// call would have to stop between two of its steps for 2^31 closes to be misled by the count's
+// wrapping around.
 type ceilings struct {
 	_     pad
-	class [ClassesCeiling]ceiling
+	class [MaxClasses]ceiling
 	_     pad
 
 	// lent is the most that calls turned away may take back from a class: the limit less the
@@ -27,67 +53,75 @@ type ceilings struct {
 // change: as the limit moves, while the classes above are turned away until it is shut, as
 // the classes below are shut, and as a window closes.
 type ceiling struct {
-	kept atomic.Int64 // the never-lent parts of the reserves above the class
-	room atomic.Int64 // what the classes above it took back lately: at most ceilings.lent
-	most atomic.Int64 // the most that calls turned away take back from it in the window: see takeBack
-	shut atomic.Int64 // closes<<32 | a limit at which the classes below it are shut (turnedAway)
-	c    int          // the class
+	neverLent atomic.Int64 // the never-lent parts of the reserves above the class
+	takenBack atomic.Int64 // what the classes above took back lately: at most ceilings.lent
+	most      atomic.Int64 // the most that calls turned away take back from it in the window: see withhold
+	shutBelow atomic.Int64 // closes<<32 | a limit at which the classes below it are shut (turnedAway)
+	c         int          // the class
 }
 
-// hold returns what the class may not take of the limit. It is 0 for the highest class.
-func (ce *ceiling) hold() int64 { return ce.kept.Load() + ce.room.Load() }
+// hold returns what the class of ce may not take of the limit: 0 for the highest class, and
+// for the one class of a limiter without classes, whose ceiling is nil.
+func (ce *ceiling) hold() int64 {
+	if ce == nil {
+		return 0
+	}
+	return ce.neverLent.Load() + ce.takenBack.Load()
+}
+
+// index returns the class of ce: 0 for nil, the one class of a limiter without classes.
+func (ce *ceiling) index() uint8 {
+	if ce == nil {
+		return 0
+	}
+	return uint8(ce.c)
+}
 
 // hold returns what class c may not take of the limit.
 func (cl *ceilings) hold(c int) int64 { return cl.class[c].hold() }
 
-// keep sets the never-lent parts of the reserves above class c, for the goroutine that sets
-// the limit.
-func (cl *ceilings) keep(c int, n int64) {
-	if k := &cl.class[c].kept; k.Load() != n {
+// setNeverLent sets the never-lent parts of the reserves above class c to n, for the
+// goroutine that sets the limit.
+func (cl *ceilings) setNeverLent(c int, n int64) {
+	if k := &cl.class[c].neverLent; k.Load() != n {
 		k.Store(n)
 	}
 }
 
-// turnedAway holds one more slot back from each of the classes below the class of ce, its
-// ceiling, of classes, where it holds back less than its most (takeBack: the lent slots,
-// ceilings.lent, or fewer after a window with calls turned away), at which a class is shut: a
-// call of the class was turned away for want of a slot. A shut class keeps
-// the never-lent parts of its own reserve and of those below it: holding back more would take
-// no slot that a class above may not take already, and would only make the closes that lend
-// again take longer to give a slot back. A class shut stays so whatever more calls are turned
-// away, so that steady overload writes nothing here; and once every class below is shut at a
-// limit, the class's word of shut says so (shutAt), so that a call of the class turned away
-// under that limit or a lower one reads that word rather than each class's, and makes no call
-// here. The lowest class has no class below it: its word says so at every limit.
-//
-// Only a window's close lowers what is held back (lowering), or moves the limit and with it
-// the lent slots, and it writes every class's word of shut with its count of closes before it
-// lowers anything and again after: while it runs the count is odd, and no word says shut or
-// may be made to. A word is made to say shut by a compare-and-swap from its value read before
-// the classes below, where that value's count is even, and the swap fails where a close began
-// since: so a word that says shut says that every class below had the lent slots taken back
-// after the last close ended, and no close has begun lowering them since. Skipping them then
-// changes nothing, and a limit above the word's takes the steps again. One call would have to
-// stop between two of its steps for 2^31 closes to be misled by the count's wrapping around.
+// turnAway lowers the ceilings of the classes below the class of ce, where its word of shut
+// does not say that they are shut at the limit: a call of the class found no slot. Without
+// classes, where ce is nil, there is nothing to lower.
+func (l *Limiter) turnAway(ce *ceiling) {
+	if ce == nil {
+		return
+	}
+	if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
+		l.classes.ceilings.turnedAway(ce, len(l.classes.names), limit)
+	}
+}
+
+// turnedAway takes one more slot back from each class below the class of ce, of classes, for
+// a call of the class turned away for want of a slot, and marks its word of shut where every
+// one of them is shut now at limit (see ceilings).
 func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
-	s := ce.shut.Load()
-	if cl.takeBack(ce.c, classes) {
+	s := ce.shutBelow.Load()
+	if cl.withhold(ce.c, classes) {
 		ce.markShut(limit, s)
 	}
 }
 
-// takeBack takes one more slot back from each class below class c, of classes, from which
+// withhold takes one more slot back from each class below class c, of classes, from which
 // less than its most are taken back, and reports whether they all are from each now. A class's
 // most is the lent slots, and after a window in which the classes above it turned calls away,
 // at most needFactor times the slots they lacked in it (windowClosed): in sustained overload,
 // what they take back within a window is bounded by what they needed in the last one rather
 // than by how many of their calls are turned away in this one.
-func (cl *ceilings) takeBack(c, classes int) (shut bool) {
+func (cl *ceilings) withhold(c, classes int) (shut bool) {
 	lent := cl.lent.Load()
 	shut = true
 	var most int64
 	for d := c + 1; d < classes; d++ {
-		r := &cl.class[d].room
+		r := &cl.class[d].takenBack
 		// Never less from a class than from the class above it: a class whose most is
 		// unbounded (the classes above it turned no call away) may lie above one whose is.
 		most = max(most, min(lent, cl.class[d].most.Load()))
@@ -101,17 +135,17 @@ func (cl *ceilings) takeBack(c, classes int) (shut bool) {
 }
 
 // markShut makes the class's word of shut say that the classes below it are shut at limit,
-// where it still holds s, read before takeBack found them so, and s was not written while a
+// where it still holds s, read before withhold found them so, and s was not written while a
 // close lowered them: where no close began since, nor ran then.
 func (ce *ceiling) markShut(limit, s int64) {
 	if s>>32&1 == 0 {
-		ce.shut.CompareAndSwap(s, s&^math.MaxUint32|limit)
+		ce.shutBelow.CompareAndSwap(s, s&^math.MaxUint32|limit)
 	}
 }
 
 // shutAt reports whether the class's word of shut says that the classes below it are shut
 // at limit, so that a call of the class turned away takes nothing back (turnedAway).
-func (ce *ceiling) shutAt(limit int64) bool { return uint32(limit) <= uint32(ce.shut.Load()) }
+func (ce *ceiling) shutAt(limit int64) bool { return uint32(limit) <= uint32(ce.shutBelow.Load()) }
 
 // lowering runs lower, which lowers what is held back from the classes, of classes, as a
 // window closes: every class's word of shut but the lowest's is rewritten before it, so that a
@@ -128,7 +162,7 @@ func (cl *ceilings) lowering(classes int, lower func()) {
 func (cl *ceilings) reopen(classes int) {
 	n := cl.closes.Add(1)
 	for c := range classes - 1 {
-		cl.class[c].shut.Store(n << 32)
+		cl.class[c].shutBelow.Store(n << 32)
 	}
 }
 
@@ -154,16 +188,16 @@ func (cl *ceilings) bound(c int, short int64) {
 // the class above it has taken back from it, so that no class's ceiling rises above a higher
 // class's (borrowing goes downwards only) where the class above is lent slots and class c is
 // bound, or while calls turned away raise both. That is read again at each try: a call turned
-// away raises the class above before class c (takeBack), so a raise of the one this read
+// away raises the class above before class c (withhold), so a raise of the one this read
 // missed is either seen by the compare-and-swap, which then fails, or comes after it and
 // raises class c too.
 func (cl *ceilings) lower(c int, to func(v int64) int64) {
-	r := &cl.class[c].room
+	r := &cl.class[c].takenBack
 	for {
 		v := r.Load()
 		t := to(v)
 		if c > 0 {
-			t = max(t, cl.class[c-1].room.Load())
+			t = max(t, cl.class[c-1].takenBack.Load())
 		}
 		if t >= v || r.CompareAndSwap(v, t) {
 			return
@@ -176,9 +210,9 @@ func (cl *ceilings) lower(c int, to func(v int64) int64) {
 // below one that did, it holds back no more than the slots that the classes above them
 // lacked: the calls they turned away in the window, each for the time a call held a slot in
 // it, and those waiting now; and in the next window calls turned away take back from them at
-// most needFactor times that (takeBack). It runs as the window closes, in the goroutine that closes it,
+// most needFactor times that (withhold). It runs as the window closes, in the goroutine that closes it,
 // with the window's samples and the most calls in flight that they saw.
-func (cs *classSet) windowClosed(samples uint64, maxInFlight int) {
+func (cs *classSet) windowClosed(samples uint64, maxInFlight int, waiters []waitList) {
 	cs.ceilings.lowering(len(cs.names), func() {
 		var turned uint64 // calls that the classes above turned away in the window
 		var waiting int64 // callers of the classes above waiting now
@@ -193,7 +227,7 @@ func (cs *classSet) windowClosed(samples uint64, maxInFlight int) {
 			}
 			r := cs.rejections(c)
 			turned += r - cs.seen[c]
-			waiting += cs.queues[c].count.Load()
+			waiting += waiters[c].count.Load()
 			cs.seen[c] = r
 		}
 	})
@@ -205,7 +239,7 @@ func (cs *classSet) windowClosed(samples uint64, maxInFlight int) {
 // would have held turned*maxInFlight/samples slots on average, and never more than one
 // each. A hundred calls turned away in a second, each of which would have run for 10ms,
 // lacked one slot, not a hundred: holding back more would leave slots idle. Within a window
-// turnedAway still takes back one slot per call, up to the class's most (takeBack), so a
+// turnedAway still takes back one slot per call, up to the class's most (withhold), so a
 // burst gets its slots back at once.
 func lacked(turned, samples uint64, maxInFlight int) int64 {
 	if turned == 0 {

@@ -38,15 +38,15 @@ func TestClassShutAcrossCloses(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for i := range 8 {
-				cs.windowClosed(uint64(1+i%2*1000), 1)
+				cs.windowClosed(uint64(1+i%2*1000), 1, l.wait.lists)
 			}
 		}()
 		close(start)
 		wg.Wait()
 		for c := range len(classes) - 1 {
-			if s := cs.ceilings.class[c].shut.Load(); uint32(limit) <= uint32(s) {
+			if s := cs.ceilings.class[c].shutBelow.Load(); uint32(limit) <= uint32(s) {
 				for d := c + 1; d < len(classes); d++ {
-					require.GreaterOrEqual(t, cs.ceilings.class[d].room.Load(), int64(limit),
+					require.GreaterOrEqual(t, cs.ceilings.class[d].takenBack.Load(), int64(limit),
 						"round %d: class %d's word says shut below it, class %d holds back %v", round, c, d, classHolds(l))
 				}
 			}
@@ -77,16 +77,16 @@ func TestClassShutNotAfterClose(t *testing.T) {
 		_, err := l.AcquireClass("critical")
 		require.ErrorIs(t, err, ErrLimitExceeded)
 	}
-	cs.windowClosed(1000, 1) // critical turned calls away: one slot held back below
+	cs.windowClosed(1000, 1, l.wait.lists) // critical turned calls away: one slot held back below
 	require.Equal(t, []int64{0, 1, 1}, classHolds(l))
 	for range limit - 2 {
 		_, err := l.AcquireClass("critical")
 		require.ErrorIs(t, err, ErrLimitExceeded)
 	}
-	s := cs.ceilings.class[0].shut.Load() // read first, as turnedAway reads it
+	s := cs.ceilings.class[0].shutBelow.Load() // read first, as turnedAway reads it
 	require.False(t, cs.ceilings.class[0].shutAt(limit), "one slot short of shut below critical")
-	require.True(t, cs.ceilings.takeBack(0, len(cs.names)), "the call that shuts them")
-	cs.windowClosed(1000, 1) // between its taking back and its word
+	require.True(t, cs.ceilings.withhold(0, len(cs.names)), "the call that shuts them")
+	cs.windowClosed(1000, 1, l.wait.lists) // between its taking back and its word
 	lowered := classHolds(l)
 	cs.ceilings.class[0].markShut(limit, s)
 	require.False(t, cs.ceilings.class[0].shutAt(limit), "a close came between: what the classes below hold back is %v", lowered)

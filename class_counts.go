@@ -6,27 +6,22 @@ import "sync/atomic"
 // on the P, those rejected on it, and those that named an unknown class. A call counts on the
 // line of the P it runs on, with a plain add while it is pinned there, as the limiter's
 // stripes count its samples, so that a classed call writes no line that another P writes.
-// Each of the limiter's stripes points to its P's (stripe.class), so that a call that pinned
+// A limiter's stripe i has the counts cs.stripe(i) (stripe.i), so that a call that pinned
 // its P to take or free a slot counts by class in that pin.
 type classStripe struct {
-	acquired [ClassesCeiling]uint64
-	released [ClassesCeiling]uint64
-	rejected [ClassesCeiling]uint64
+	acquired [MaxClasses]uint64
+	released [MaxClasses]uint64
+	rejected [MaxClasses]uint64
 	unknown  uint64
-	_        [2*cacheLineSize - (3*ClassesCeiling+1)*8]byte
+	_        [2*cacheLineSize - (3*MaxClasses+1)*8]byte
 }
 
 // countAcquired counts a call of class c that took a slot, after it took it.
 func (l *Limiter) countAcquired(c int) {
 	s, own := l.stripes.pin()
-	add(&s.class.acquired[c], 1, own)
+	add(&l.classes.stripe(s.i).acquired[c], 1, own)
 	procUnpin()
 }
-
-// countShared counts a call of class c that took a slot, after it took it, on the shared
-// overflow line: for a limiter without leases, whose calls take their slots with a
-// compare-and-swap on the shared count's line (AcquireClass).
-func (cs *classSet) countShared(c int) { atomic.AddUint64(&cs.overflow.acquired[c], 1) }
 
 // countRejected counts a rejected call of class c on its P's line. A classed limiter's
 // rejections are its classes' (Snapshot.Rejected), so that a rejection counts on one line.
@@ -63,7 +58,7 @@ func (cs *classSet) stripe(i int) *classStripe {
 // that each class's count is at most its calls at any moment between the two passes, the
 // same moment for every class: the counts add up to no more than the calls holding a slot
 // then. They are exact when nothing runs beside them.
-func (cs *classSet) inFlight(held *[ClassesCeiling]int64) {
+func (cs *classSet) inFlight(held *[MaxClasses]int64) {
 	n := len(cs.names)
 	for i := range len(cs.counts) + 1 {
 		s := cs.stripe(i)

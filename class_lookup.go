@@ -55,7 +55,7 @@ type byBytes struct {
 	}
 }
 
-// byBytesBits is the bits of the index in byBytes: its 16 entries are twice ClassesCeiling, so
+// byBytesBits is the bits of the index in byBytes: its 16 entries are twice MaxClasses, so
 // that a multiplier that sets every class apart is found for most sets of addresses.
 const byBytesBits = 4
 

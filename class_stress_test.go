@@ -81,7 +81,7 @@ func classStress(t *testing.T, l *Limiter, goroutines, calls int) {
 				if err != nil {
 					continue
 				}
-				if n := p.inFlight & countMask; n < 1 || n > int64(goroutines) {
+				if n := p.inFlight; n < 1 || n > int64(goroutines) {
 					fail(fmt.Sprintf("a call counted %d in flight, with %d goroutines", n, goroutines))
 				}
 				if n := l.InFlight(); n > goroutines {

@@ -1,6 +1,7 @@
 package adaptivelimit
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -13,7 +14,7 @@ import (
 // Class is a priority class of a limiter's calls. Config.Classes lists them highest priority
 // first; the last one is the lowest, which Acquire and any unknown class name mean.
 //
-// Every call, of every class, takes its slot from the limit's one count of slots (lease.go),
+// Every call, of every class, takes its slot from the limit's one count of slots (slots.go),
 // so that at most the limit's calls hold a slot at any moment. A class may take a slot while
 // the slots taken are below its ceiling: the limit, less what is held back for the classes
 // above it. The highest class's ceiling is the limit, and a class never holds back a slot
@@ -57,8 +58,13 @@ type Class struct {
 	Reserve float64 // the share of the limit reserved for the class, in [0, 1]; all together at most 1
 }
 
-// ClassesCeiling is the most classes a limiter may have.
-const ClassesCeiling = 8
+// MaxClasses is the most classes a limiter may have.
+const MaxClasses = 8
+
+// ClassesCeiling is MaxClasses.
+//
+// Deprecated: use MaxClasses.
+const ClassesCeiling = MaxClasses
 
 // ClassSnapshot is one class's state at one moment.
 type ClassSnapshot struct {
@@ -70,50 +76,33 @@ type ClassSnapshot struct {
 
 // classSet is the state of a limiter with classes: the classes' ceilings, which every call
 // of a class reads (class_ceiling.go), and the calls by class, which every call counts on its
-// P's line (class_counts.go). The slots themselves are the limiter's (lease.go).
-//
-// A permit of a classed limiter carries its class in the high bits of its count in flight,
-// so that a Permit is no larger.
+// P's line (class_counts.go). The slots themselves are the limiter's (slots.go), and so are
+// the waiters' lists by class (wait.go).
 type classSet struct {
 	names   []string
 	byBytes byBytes // the classes by their names' bytes (class_lookup.go)
 	reserve []float64
-	dryRun  bool // admit every call, counting those a ceiling would reject
 
 	ceilings ceilings
 
 	counts   []classStripe // by P, as the limiter's stripes
 	overflow classStripe   // for the Ps beyond them, with atomic adds
-	shown    [ClassesCeiling]monotone
+	shown    [MaxClasses]monotone
 	unknown  monotone // the most calls of an unknown class a snapshot has reported
 
 	// Owned by the goroutine that sets the limit (New, then the window closer).
-	estimate int64                        // the limit the algorithm set: see setLimit
-	reserved [ClassesCeiling]atomic.Int64 // floor(Reserve*limit), by class, for Snapshot
-	seen     [ClassesCeiling]uint64       // rejections by class as the last window closed
-
-	queues []waitQueue // waiters by class; the limiter's waitQueue holds their lock and count
+	estimate int64                    // the limit the algorithm set: see setLimit
+	reserved [MaxClasses]atomic.Int64 // floor(Reserve*limit), by class, for Snapshot
+	seen     [MaxClasses]uint64       // rejections by class as the last window closed
 }
 
-// The bits of a classed permit's inFlight above the count: the class.
-const (
-	classShift = 52
-	countMask  = 1<<classShift - 1
-)
-
-// newClassSet returns the state of classes, and gives each of the limiter's stripes its P's
-// counts by class.
-func newClassSet(classes []Class, dryRun bool, ss *stripes) *classSet {
+// newClassSet returns the state of classes, with counts by class for each of ss.
+func newClassSet(classes []Class, ss *stripes) *classSet {
 	n := len(classes)
 	cs := &classSet{
 		names:   make([]string, n),
 		reserve: make([]float64, n),
-		dryRun:  dryRun,
 		counts:  make([]classStripe, len(ss.s)),
-		queues:  make([]waitQueue, n),
-	}
-	for i := range ss.all() {
-		ss.at(i).class = cs.stripe(i)
 	}
 	for i, c := range classes {
 		cs.names[i], cs.reserve[i] = c.Name, c.Reserve
@@ -123,16 +112,9 @@ func newClassSet(classes []Class, dryRun bool, ss *stripes) *classSet {
 		cs.ceilings.class[c].most.Store(math.MaxInt64)
 	}
 	cs.byBytes.build(cs.names, &cs.ceilings)
-	cs.ceilings.class[n-1].shut.Store(math.MaxUint32) // no class below the lowest: see turnedAway
+	cs.ceilings.class[n-1].shutBelow.Store(math.MaxUint32) // no class below the lowest: see turnedAway
 	return cs
 }
-
-// permitCount is the inFlight of a permit of class c with n calls in flight.
-func permitCount(n int64, c int) int64 { return n | int64(c)<<classShift }
-
-// classOf returns the class of a classed permit whose inFlight is f. The mask changes no
-// class, and spares the bounds checks of the arrays by class.
-func classOf(f int64) int { return int(f>>classShift) & (ClassesCeiling - 1) }
 
 // setLimit moves the reserves to estimate, the limit that the algorithm set, and returns the
 // limit, which is estimate with the never-lent parts of the reserves above the lowest class on
@@ -149,7 +131,7 @@ func classOf(f int64) int { return int(f>>classShift) & (ClassesCeiling - 1) }
 func (cs *classSet) setLimit(estimate, most int64) (limit int64) {
 	var kept, reserved int64
 	for c := range cs.names {
-		cs.ceilings.keep(c, kept)
+		cs.ceilings.setNeverLent(c, kept)
 		r := cs.reserveAt(c, estimate, reserved)
 		cs.reserved[c].Store(r)
 		reserved += r
@@ -182,8 +164,8 @@ func (cs *classSet) limitAt(estimate, most int64) int64 {
 // snapshots fills s with each class's state and returns how many classes there are, and the
 // calls rejected, which are the classes' (countRejected). Each class's calls in flight are
 // read in one pass over the Ps' lines: see inFlight.
-func (cs *classSet) snapshots(s *[ClassesCeiling]ClassSnapshot) (n int, rejected uint64) {
-	var held [ClassesCeiling]int64
+func (cs *classSet) snapshots(s *[MaxClasses]ClassSnapshot) (n int, rejected uint64) {
+	var held [MaxClasses]int64
 	cs.inFlight(&held)
 	for i, name := range cs.names {
 		r := cs.rejections(i)
@@ -198,14 +180,14 @@ func (cs *classSet) snapshots(s *[ClassesCeiling]ClassSnapshot) (n int, rejected
 	return len(cs.names), rejected
 }
 
-// classes checks Config.Classes: at most ClassesCeiling classes, each with a name of
+// classes checks Config.Classes: at most MaxClasses classes, each with a name of
 // its own and a reserve in [0, 1], the reserves adding up to at most 1.
 func (v *validator) classes(classes []Class) {
 	fail := func(rule string) {
 		v.fail("classes", formatClasses(classes), rule, ErrInvalidTuning)
 	}
-	if len(classes) > ClassesCeiling {
-		fail(fmt.Sprintf("at most %d classes", ClassesCeiling))
+	if len(classes) > MaxClasses {
+		fail(fmt.Sprintf("at most %d classes", MaxClasses))
 		return
 	}
 	var sum float64
@@ -276,4 +258,20 @@ func parseClasses(text string) ([]Class, bool) {
 		classes = append(classes, Class{Name: strings.TrimSpace(name), Reserve: r})
 	}
 	return classes, true
+}
+
+type classKey struct{}
+
+// WithClass returns a copy of ctx that carries the priority class name: AcquireContext and Do
+// take the slot of a call with that context for that class, and the HTTP and gRPC
+// integrations send it on to the server.
+func WithClass(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, classKey{}, name)
+}
+
+// ClassFromContext returns the priority class name that WithClass put in ctx, and whether
+// there is one.
+func ClassFromContext(ctx context.Context) (string, bool) {
+	name, ok := ctx.Value(classKey{}).(string)
+	return name, ok
 }

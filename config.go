@@ -103,7 +103,7 @@ type Config struct {
 	// Classes are the priority classes of the calls, highest first (see Class): under
 	// overload the limiter sheds the lowest class first, each class has the never-lent part
 	// of its reserve at once, and what it lends comes back when it is turned away. Default
-	// none: every call is equal. At most ClassesCeiling.
+	// none: every call is equal. At most MaxClasses.
 	Classes []Class
 
 	// DropOn reports whether a call's error means the dependency is overloaded: the call is

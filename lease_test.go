@@ -51,7 +51,7 @@ func (l *Limiter) cached() int64 {
 func requireSettled(t *testing.T, l *Limiter, admitted int64) {
 	t.Helper()
 	require.Zero(t, l.InFlight())
-	if l.mode != leasing {
+	if !l.leases {
 		require.Zero(t, l.slots.taken.Load(), "one P: no caches")
 		return
 	}
@@ -145,7 +145,7 @@ func holdAndFinish(t *testing.T, r *rand.Rand, p *Permit, holders *atomic.Int64,
 // park makes goroutines on every P take and free slots of l with leases on, parking slots
 // in the Ps' caches.
 func park(l *Limiter, procs int) {
-	if l.mode == leasing {
+	if l.leases {
 		l.slots.lease.Or(leaseOn) // as a take that another P's made fail does
 	}
 	var wg sync.WaitGroup
@@ -165,7 +165,7 @@ func park(l *Limiter, procs int) {
 // parkEverywhere puts slots of l straight in every P's cache, as finished calls on every P
 // would, so that whichever P a goroutine runs on, other Ps hold idle slots.
 func parkEverywhere(l *Limiter) {
-	if l.mode != leasing {
+	if !l.leases {
 		return
 	}
 	for i := range l.stripes.s {
@@ -284,7 +284,7 @@ func TestNoFalseRejection(t *testing.T) {
 				l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
 				require.NoError(t, err)
 				park(l, procs)
-				if limit >= 16 && l.mode == leasing {
+				if limit >= 16 && l.leases {
 					require.Positive(t, l.cached(), "slots are parked")
 				}
 				requireExactly(t, l, limit)
@@ -302,7 +302,7 @@ func TestLeaseLimitMoves(t *testing.T) {
 		limit := 16
 		l, clock := newManual(t, Config{InitialLimit: 16, MaxLimit: 100, MinWindowSamples: 1})
 		l.algorithm = scripted{func() int { return limit }}
-		if l.mode == leasing {
+		if l.leases {
 			l.slots.lease.Or(leaseOn) // as a take that another P's made fail does
 		}
 		for range 3 { // park slots
@@ -368,7 +368,7 @@ func TestLeaseInFlightWithParkedSlots(t *testing.T) {
 	forEachProcs(t, func(t *testing.T, procs int) {
 		l, clock := newManual(t, Config{InitialLimit: 200, MinLimit: 200, MaxLimit: 200, MinWindowSamples: 1})
 		parkEverywhere(l)
-		if l.mode == leasing {
+		if l.leases {
 			require.Positive(t, l.cached())
 		}
 		held := acquireN(t, l, 20)
@@ -438,7 +438,7 @@ func TestLeaseOneGoroutineReplaysExactly(t *testing.T) {
 		defer close(stop)
 		l, clock := newManual(t, Config{InitialLimit: 40, MaxLimit: 200, MinWindowSamples: 5, Window: 10 * time.Millisecond})
 		var parking sync.WaitGroup // slots in every P's cache, without a sample
-		if l.mode == leasing {
+		if l.leases {
 			l.slots.lease.Or(leaseOn)
 		}
 		for range 4 * procs {

@@ -1,6 +1,9 @@
 package adaptivelimit
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // Outcome is what a finished call says about the dependency's load, for callers that
 // classify a call by a status rather than by an error: the HTTP and gRPC integrations.
@@ -60,4 +63,13 @@ func (p *Permit) Finish(o Outcome) {
 	default:
 		q.l.ignore(q)
 	}
+}
+
+// outcomes counts the calls that finished without a sample. Calls on every processor add to
+// it, so it has a line of its own; a call that finishes with a sample never touches it: the
+// stripes count those.
+type outcomes struct {
+	ignored   atomic.Uint64 // Done with an error that DropOn ignores, and Finish(Ignore)
+	cancelled atomic.Uint64 // Cancel
+	_         [cacheLineSize - 16]byte
 }

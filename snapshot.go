@@ -86,7 +86,7 @@ func (l *Limiter) Snapshot() Snapshot {
 // caller's where it is inlined.
 type snapshotBuffer struct {
 	s       Snapshot
-	classes [ClassesCeiling]ClassSnapshot
+	classes [MaxClasses]ClassSnapshot
 }
 
 // snapshot is Snapshot: it writes the limiter's state to b, and returns the classes it wrote
@@ -101,8 +101,8 @@ func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
 		InFlight:  l.InFlight(),
 		MinLimit:  l.cfg.MinLimit,
 		MaxLimit:  l.cfg.MaxLimit,
-		Disabled:  l.mode == disabled,
-		DryRun:    l.mode == dryRun || l.mode == classed && l.classes.dryRun,
+		Disabled:  l.enforce == disabled,
+		DryRun:    l.enforce == dryRun,
 
 		Waiting:       int(l.wait.count.Load()),
 		WaitAbandoned: l.wait.abandoned.Load(),
@@ -112,7 +112,7 @@ func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
 	t := l.stripes.sum(0)
 	rejected := t.rejected
 	var cs []ClassSnapshot
-	if l.mode == classed {
+	if l.classes != nil {
 		var n int
 		n, rejected = l.classes.snapshots(classes) // its classes' rejections: see countRejected
 		cs = classes[:n]

@@ -26,7 +26,7 @@ type pad [cacheLineSize]byte
 // window: one sum of whole latencies would wrap with 1,000 calls across a clock jump of a
 // year.
 //
-// The stripe also holds the P's lease (lease.go): its cache of idle slots, the calls that
+// The stripe also holds the P's lease (slots.go): its cache of idle slots, the calls that
 // took and freed a slot on the P under leases, and the highest bound on the calls in flight
 // for which the P counted them in the current window.
 type stripe struct {
@@ -36,14 +36,17 @@ type stripe struct {
 	drops       uint64
 	peak        uint64 // window id << 32 | the most calls in flight a sample saw in that window
 
-	cache    int64  // idle slots the P keeps; another P may take them all at once
-	acquired uint64 // calls counted under leases that took a slot on this P
-	released uint64 // calls counted under leases that freed a slot on this P
-	counted  uint64 // the highest bound on the calls in flight counted here in this window
-	rejected uint64 // calls rejected on this P
+	cache     int64  // idle slots the P keeps; another P may take them all at once
+	acquired  uint64 // calls counted under leases that took a slot on this P
+	released  uint64 // calls counted under leases that freed a slot on this P
+	countedTo uint64 // the highest bound on the calls in flight counted here in this window
+	rejected  uint64 // calls rejected on this P
 
-	class *classStripe // the P's counts by class, for a limiter with classes (class_counts.go)
-	_     [cacheLineSize - 11*8]byte
+	// The stripe's index in stripes.at, which is its counts' by class (classSet.stripe). An
+	// index, not a pointer: a stripe holds none, so that the allocator gives the stripes no
+	// header, which would put them 8 bytes off their lines beyond 512 bytes of them.
+	i int
+	_ [cacheLineSize - 11*8]byte
 }
 
 // stripes are a power of two of sample stripes, one per P when New ran, each of which counts
@@ -61,7 +64,11 @@ func newStripes(overflow *stripe) stripes {
 	for n < runtime.GOMAXPROCS(0) {
 		n <<= 1
 	}
-	return stripes{s: make([]stripe, n), mask: uintptr(n - 1), overflow: overflow}
+	ss := stripes{s: make([]stripe, n), mask: uintptr(n - 1), overflow: overflow}
+	for i := range ss.all() {
+		ss.at(i).i = i
+	}
+	return ss
 }
 
 // The P id comes from the runtime, which keeps these links open for outside packages.

@@ -29,20 +29,26 @@ func (o WaitOrder) String() string {
 	return fmt.Sprintf("WaitOrder(%d)", int(o))
 }
 
-// waitQueue holds the callers of AcquireContext that wait for a slot. The count is what a
-// finishing call reads: it has a line of its own and is written only when a caller starts or
-// stops waiting, so with nobody waiting it stays in every processor's cache. The rest is
-// touched only by waiters and by the calls that serve them, under mu, and is padded away
-// from what every call reads.
+// waitQueue holds the callers of AcquireContext that wait for a slot, in a list by class
+// (one without classes). The count is what a finishing call reads: it has a line of its own
+// and is written only when a caller starts or stops waiting, so with nobody waiting it stays
+// in every processor's cache. The rest is touched only by waiters and by the calls that serve
+// them, under mu, and is padded away from what every call reads.
 type waitQueue struct {
 	_     pad
-	count atomic.Int64 // waiters in the list
+	count atomic.Int64 // waiters in every list
 	_     pad
 
-	mu         sync.Mutex
+	mu        sync.Mutex
+	lists     []waitList    // by class, the highest first
+	abandoned atomic.Uint64 // waiters that gave up
+	_         pad
+}
+
+// waitList is the waiters of one class.
+type waitList struct {
 	head, tail *waiter
-	abandoned  atomic.Uint64 // waiters that gave up
-	_          pad
+	count      atomic.Int64 // read without mu by a window's close (classSet.windowClosed)
 }
 
 // waiter is one waiting caller. A waiter is served once: the call that serves it takes a
@@ -52,15 +58,18 @@ type waitQueue struct {
 type waiter struct {
 	prev, next *waiter
 	ready      chan struct{}
-	served     bool  // under mu: a slot was taken for this waiter
-	inFlight   int64 // the count in flight with that slot
-	counted    bool  // and how take counted it
+	ce         *ceiling // the waiter's class's: nil without classes
+	served     bool     // under mu: a slot was taken for this waiter
+	inFlight   int64    // the count in flight with that slot
+	leased     bool     // and how take counted it
 }
 
 // AcquireContext takes a slot like Acquire, but where the limit is full and Config.MaxWait
 // is set, it waits for one, until MaxWait has passed or ctx is done. A slot freed by Done or
 // Cancel, or made free by a higher limit after a window, goes to a waiter rather than to a
-// new caller of AcquireContext, in Config.WaitOrder.
+// new caller of AcquireContext, in Config.WaitOrder. On a limiter with classes the call is of
+// the class that WithClass put in ctx (the lowest where none is), and waits behind the callers
+// of its class and of the higher ones.
 //
 // A caller that gives up gets an error that matches ErrLimitExceeded and, where ctx ended
 // the wait, ctx's error too; it holds no slot. A caller that would make more than
@@ -74,42 +83,32 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	if err := ctx.Err(); err != nil {
 		return Permit{}, err
 	}
-	if l.mode == classed {
-		return l.acquireClassContext(ctx)
+	ce := l.lowest
+	if l.classes != nil {
+		name, _ := ClassFromContext(ctx) // no class, "", is the lowest
+		ce = l.ceilingOf(name)
 	}
-	if !l.enforced() || l.cfg.MaxWait == 0 {
-		return l.Acquire()
+	if l.enforce != enforced || l.cfg.MaxWait == 0 {
+		return l.acquire(ce)
 	}
 	if l.wait.count.Load() == 0 {
-		// Nobody waits: take a free slot as Acquire does. With waiters, queue behind them.
-		n, counted, freed := l.take(0)
+		// Nobody waits: take a free slot as acquire does. With waiters, queue behind them.
+		n, leased, freed := l.take(ce)
 		if freed {
 			l.passOn()
 		}
 		if n != 0 {
-			return l.started(n, counted), nil
+			return l.started(n, leased, ce), nil
 		}
 	}
-	return l.await(ctx)
-}
-
-// started returns the permit of a caller of AcquireContext that took a slot with n in
-// flight, itself included (and its class, for a classed limiter: permitCount), counted as
-// take says: its latency runs from now.
-func (l *Limiter) started(n int64, counted bool) Permit {
-	p := ticket{l: l, start: untimed, inFlight: n, counted: counted}
-	if l.timed() {
-		p.start = l.nowHolding(p)
+	if ce != nil && l.lendsAgain(ce) {
+		return l.AcquireContext(ctx)
 	}
-	return Permit{ticket: p}
-}
-
-// await queues the caller and waits until it is served, MaxWait passes or ctx is done.
-func (l *Limiter) await(ctx context.Context) (Permit, error) {
-	w := l.enqueue(&l.wait, 0)
+	w := l.enqueue(ce)
 	if w == nil {
-		return l.reject()
+		return Permit{}, l.reject(ce)
 	}
+	l.turnAway(ce) // a caller that waits was turned away too
 	return l.waitFor(ctx, w)
 }
 
@@ -117,27 +116,39 @@ func (l *Limiter) await(ctx context.Context) (Permit, error) {
 func (l *Limiter) waitFor(ctx context.Context, w *waiter) (Permit, error) {
 	select {
 	case <-w.ready: // served while queueing: no timer needed
-		return l.started(w.inFlight, w.counted), nil
+		return l.served(w), nil
 	default:
 	}
 	timer := time.NewTimer(l.cfg.MaxWait)
 	defer timer.Stop()
 	select {
 	case <-w.ready:
-		return l.started(w.inFlight, w.counted), nil
+		return l.served(w), nil
 	case <-timer.C:
 		l.giveUp(w)
-		return l.reject()
+		return Permit{}, l.rejection
 	case <-ctx.Done():
 		l.giveUp(w)
-		_, rejection := l.reject()
-		return Permit{}, &waitError{rejection: rejection, ctxErr: ctx.Err()}
+		return Permit{}, &waitError{rejection: l.rejection, ctxErr: ctx.Err()}
 	}
 }
 
-// enqueue adds a waiter to list, the limiter's or a class's, and serves the lists, since a
-// slot may have been freed while the caller was on its way here; it returns nil where the
-// waiters are at their bound. A class's waiter carries its class in inFlight until served.
+// served returns the permit of w, a waiter that was served.
+func (l *Limiter) served(w *waiter) Permit { return l.started(w.inFlight, w.leased, w.ce) }
+
+// started returns the permit of a caller of AcquireContext of the class of ce that took a
+// slot with n in flight, leased or not: its latency runs from now.
+func (l *Limiter) started(n int64, leased bool, ce *ceiling) Permit {
+	p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
+	if l.timed() {
+		p.start = l.startOf(p)
+	}
+	return Permit{ticket: p}
+}
+
+// enqueue adds a waiter of the class of ce to its list, and serves the lists, since a slot
+// may have been freed while the caller was on its way here; it returns nil where the waiters
+// are at their bound.
 //
 // A finishing call frees its slot and then reads the count; a caller here adds to the count
 // and then looks for a free slot. Atomics are sequentially consistent, so at least one of
@@ -145,7 +156,7 @@ func (l *Limiter) waitFor(ctx context.Context, w *waiter) (Permit, error) {
 // A slot freed to a P's cache is seen too: the finishing call sets the cached flag after it
 // fills the cache, and whoever clears the flag empties every cache after it, giving the
 // slots to the shared count and then passing them on (take).
-func (l *Limiter) enqueue(list *waitQueue, inFlight int64) *waiter {
+func (l *Limiter) enqueue(ce *ceiling) *waiter {
 	q := &l.wait
 	bound := int64(l.cfg.MaxWaiters)
 	if bound == 0 {
@@ -156,7 +167,8 @@ func (l *Limiter) enqueue(list *waitQueue, inFlight int64) *waiter {
 	if q.count.Load() >= bound {
 		return nil
 	}
-	w := &waiter{ready: make(chan struct{}, 1), prev: list.tail, inFlight: inFlight}
+	list := &q.lists[ce.index()]
+	w := &waiter{ready: make(chan struct{}, 1), prev: list.tail, ce: ce}
 	if list.tail != nil {
 		list.tail.next = w
 	} else {
@@ -164,9 +176,7 @@ func (l *Limiter) enqueue(list *waitQueue, inFlight int64) *waiter {
 	}
 	list.tail = w
 	list.count.Add(1)
-	if list != q {
-		q.count.Add(1)
-	}
+	q.count.Add(1)
 	l.serve()
 	return w
 }
@@ -175,80 +185,68 @@ func (l *Limiter) enqueue(list *waitQueue, inFlight int64) *waiter {
 // raised. With nobody waiting it costs one load.
 func (l *Limiter) passOn() {
 	if l.wait.count.Load() != 0 {
-		l.serveLocked()
+		l.wait.mu.Lock()
+		l.serve()
+		l.wait.mu.Unlock()
 	}
 }
 
-func (l *Limiter) serveLocked() {
-	l.wait.mu.Lock()
-	l.serve()
-	l.wait.mu.Unlock()
-}
-
-// serve takes free slots for waiters, in the limiter's order, while both last. It holds mu.
+// serve takes free slots for waiters while both last: those of the highest class first, each
+// below its class's ceiling, in the limiter's order within a class. A class that finds no slot
+// ends it: the ceilings of the classes below it are no higher. Slots that a take gave back to
+// the shared count are this loop's to serve. It holds mu.
 func (l *Limiter) serve() {
-	if l.mode == classed {
-		l.serveClasses()
-		return
-	}
 	q := &l.wait
-	for q.head != nil {
-		n, counted, _ := l.take(0) // slots it gave back to the shared count are this loop's to serve
-		if n == 0 {
-			return
+	for c := range q.lists {
+		list := &q.lists[c]
+		for list.head != nil {
+			n, leased, _ := l.take(list.head.ce)
+			if n == 0 {
+				return
+			}
+			w := list.head
+			if l.cfg.WaitOrder == LIFO {
+				w = list.tail
+			}
+			q.remove(list, w)
+			w.served, w.inFlight, w.leased = true, n, leased
+			w.ready <- struct{}{}
 		}
-		w := q.head
-		if l.cfg.WaitOrder == LIFO {
-			w = q.tail
-		}
-		q.remove(w)
-		w.served, w.inFlight, w.counted = true, n, counted
-		w.ready <- struct{}{}
 	}
 }
 
-// giveUp takes w off the list. Where a slot was taken for w as it gave up, the slot goes to
-// the next waiter or back to the limit: a waiter that gives up holds none.
+// giveUp takes w off its list, and counts its rejection. Where a slot was taken for w as it
+// gave up, the slot goes to the next waiter or back to the limit: a waiter that gives up holds
+// none.
 func (l *Limiter) giveUp(w *waiter) {
 	q := &l.wait
 	q.mu.Lock()
 	served := w.served
 	if !served {
-		l.unqueue(w)
+		q.remove(&q.lists[w.ce.index()], w)
 	}
 	q.mu.Unlock()
 	q.abandoned.Add(1)
-	if l.mode == classed {
-		l.classes.countRejected(classOf(w.inFlight)) // the limiter's count for a classed limiter: see waitFor
-	}
+	l.countRejection(w.ce)
 	if served {
-		l.free(ticket{l: l, inFlight: w.inFlight, counted: w.counted})
+		l.free(ticket{l: l, inFlight: w.inFlight, grant: grant{class: w.ce.index(), leased: w.leased}})
 	}
 }
 
-// unqueue takes w off its list, the limiter's or its class's. It holds mu.
-func (l *Limiter) unqueue(w *waiter) {
-	if l.mode != classed {
-		l.wait.remove(w)
-		return
-	}
-	l.classes.queues[classOf(w.inFlight)].remove(w)
-	l.wait.count.Add(-1)
-}
-
-// remove takes w off the list. It holds mu.
-func (q *waitQueue) remove(w *waiter) {
+// remove takes w off list. It holds mu.
+func (q *waitQueue) remove(list *waitList, w *waiter) {
 	if w.prev != nil {
 		w.prev.next = w.next
 	} else {
-		q.head = w.next
+		list.head = w.next
 	}
 	if w.next != nil {
 		w.next.prev = w.prev
 	} else {
-		q.tail = w.prev
+		list.tail = w.prev
 	}
 	w.prev, w.next = nil, nil
+	list.count.Add(-1)
 	q.count.Add(-1)
 }
 

@@ -408,7 +408,7 @@ func TestGiveUpWhenServed(t *testing.T) {
 	forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
 		l, _ := newManual(t, waitConfig(alg))
 		held := &acquireN(t, l, 1)[0]
-		a, b := l.enqueue(&l.wait, 0), l.enqueue(&l.wait, 0)
+		a, b := l.enqueue(nil), l.enqueue(nil)
 		require.NotNil(t, a)
 		require.NotNil(t, b)
 		require.Equal(t, 2, l.Snapshot().Waiting)

@@ -88,8 +88,8 @@ func (l *Limiter) closeWindow(now int64) {
 	if d.LimitAfter > d.LimitBefore {
 		l.passOn() // the new slots go to waiters first
 	}
-	if l.mode == classed {
-		l.classes.windowClosed(w.samples, w.maxInFlight)
+	if l.classes != nil {
+		l.classes.windowClosed(w.samples, w.maxInFlight, l.wait.lists)
 		l.passOn() // the slots lent again go to waiters of the classes below
 	}
 	l.window.id.Store(id + 1)
@@ -108,8 +108,8 @@ func (l *Limiter) closeWindow(now int64) {
 // ends with too few samples to move the limit, from the samples it has: the classes' windows
 // end on time, so that lending resumes whether calls finish or not.
 func (l *Limiter) closeClasses(samples uint64, read totals) {
-	if l.mode == classed {
-		l.classes.windowClosed(samples, count(read.maxInFlight))
+	if l.classes != nil {
+		l.classes.windowClosed(samples, count(read.maxInFlight), l.wait.lists)
 		l.passOn()
 	}
 }

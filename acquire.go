@@ -1,0 +1,202 @@
+package adaptivelimit
+
+import (
+	"slices"
+
+	"github.com/resilience4cata/adaptivelimit/internal/clock"
+)
+
+// Acquire takes a slot, or returns the limiter's *LimitExceededError at once if the limit
+// is full: it never waits. On a limiter with classes the call is of the lowest class. Finish
+// the permit with Done or Cancel exactly once.
+//
+// Acquire panics on a nil or zero Limiter.
+func (l *Limiter) Acquire() (Permit, error) {
+	if l == nil {
+		panicUnusable()
+	}
+	return l.acquire(l.lowest)
+}
+
+// AcquireClass takes a slot for a call of the priority class called name, as Acquire does,
+// where the slots taken are below the class's ceiling (see Class); otherwise it returns the
+// limiter's *LimitExceededError at once. A name that Config.Classes does not list means the
+// lowest class, and is counted in Snapshot.UnknownClass unless it is "". On a limiter without
+// classes it is Acquire.
+//
+// AcquireClass panics on a nil or zero Limiter.
+func (l *Limiter) AcquireClass(name string) (Permit, error) {
+	if l == nil {
+		panicUnusable()
+	}
+	return l.acquire(l.ceilingOf(name))
+}
+
+// Classes returns the names of the limiter's priority classes (Config.Classes), highest
+// first, in a slice of the caller's own; nil without classes. It panics on a nil or zero
+// Limiter.
+func (l *Limiter) Classes() []string {
+	l.checkUsable()
+	if l.classes == nil {
+		return nil
+	}
+	return slices.Clone(l.classes.names)
+}
+
+// ceilingOf returns the ceiling of the class called name, or nil without classes.
+func (l *Limiter) ceilingOf(name string) *ceiling {
+	cs := l.classes
+	if cs == nil {
+		return nil
+	}
+	if ce := cs.same(name); ce != nil {
+		return ce
+	}
+	return &cs.ceilings.class[cs.lookup(name)]
+}
+
+// acquire takes a slot for a call of the class of ce, its ceiling, without waiting: the one
+// path of every call that takes a slot but a waiter's. A nil ce is the one class of a limiter
+// without classes, whose ceiling holds nothing back. A call that finds every slot below its
+// ceiling held is rejected before anything else, in three loads and two compares.
+func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
+	hold := ce.hold()
+	// The zero Limiter's limit is 0, so it takes this branch, and reject panics.
+	if l.slots.allHeld(hold) && l.enforce == enforced {
+		if ce != nil && l.lendsAgain(ce) {
+			return l.acquire(ce)
+		}
+		return Permit{}, l.reject(ce)
+	}
+	var n int64
+	leased := false
+	switch l.enforce {
+	case enforced:
+		if n, leased = l.takeFirst(ce, hold); n == 0 {
+			var freed bool
+			if n, leased, freed = l.take(ce); freed {
+				l.passOn()
+			}
+			if n == 0 {
+				if ce != nil && l.lendsAgain(ce) {
+					return l.acquire(ce)
+				}
+				return Permit{}, l.reject(ce)
+			}
+		}
+	case dryRun:
+		n = l.takeUnenforced(ce)
+	default:
+		return Permit{}, nil // disabled: it measures nothing, so the permit needs no finishing
+	}
+	p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
+	if l.timed() {
+		p.start = l.startOf(p)
+	}
+	return Permit{ticket: p}, nil
+}
+
+// startOf reads the clock as p, a call that holds a slot, starts: its latency runs from here.
+func (l *Limiter) startOf(p ticket) int64 {
+	if l.src.kind == sourceTicks {
+		return clock.Ticks() // the default clock, read without the call through now
+	}
+	return l.nowHolding(p)
+}
+
+// lendsAgain reports whether a call of the class of ce (not nil) that found no slot should try again:
+// slots that the classes above took back from its class lie free (heldBackIdle), and a
+// window's close lent them again (closeIdle).
+func (l *Limiter) lendsAgain(ce *ceiling) bool {
+	return l.heldBackIdle(ce) && l.closeIdle()
+}
+
+// reject rejects a call of the class of ce and returns the limiter's rejection: it counts the
+// rejection, and with classes lowers the ceilings of the classes below (turnAway).
+func (l *Limiter) reject(ce *ceiling) error {
+	err := l.rejection
+	if err == nil {
+		panicUnusable() // the zero Limiter: before anything is pinned
+	}
+	if ce == nil {
+		l.stripes.reject()
+	} else {
+		l.rejectClass(ce)
+	}
+	return err
+}
+
+// rejectClass is reject for a call of the class of ce.
+func (l *Limiter) rejectClass(ce *ceiling) {
+	l.turnAway(ce)
+	l.classes.countRejected(ce.c)
+}
+
+// countRejection counts a rejected call of the class of ce: on its P's stripe without
+// classes, by class with them (a classed limiter's rejections are its classes').
+func (l *Limiter) countRejection(ce *ceiling) {
+	if ce == nil {
+		l.stripes.reject()
+		return
+	}
+	l.classes.countRejected(ce.c)
+}
+
+// takeUnenforced takes a slot for a call of the class of ce whatever the limit, in a dry run,
+// counting a rejection where the slots taken reach its ceiling, and returns the count in
+// flight with it: at least 1, even while a permit finished twice holds the count below zero
+// for a moment.
+func (l *Limiter) takeUnenforced(ce *ceiling) int64 {
+	n := l.slots.taken.Add(1)
+	if n > l.slots.limit.Load()-ce.hold() {
+		l.turnAway(ce)
+		l.countRejection(ce)
+	}
+	if ce != nil {
+		l.countAcquired(ce.c)
+	}
+	return max(n, 1)
+}
+
+// nowHolding reads the clock for p, a call that holds a slot. A Clock that panics frees the
+// slot, and the panic goes on.
+func (l *Limiter) nowHolding(p ticket) int64 {
+	if l.src.kind != sourceOther {
+		return l.src.now()
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			l.abandon(p)
+		}
+	}()
+	now := l.src.clock.Nanotime()
+	ok = true
+	return now
+}
+
+// heldBackIdle reports whether slots that the classes above the class of ce took back from it
+// lie free: something is taken back from it, and the slots taken are below the limit less the
+// never-lent parts above it. In steady overload every slot is taken, and at a ceiling of
+// never-lent parts alone nothing is taken back: neither reads the clock.
+func (l *Limiter) heldBackIdle(ce *ceiling) bool {
+	return ce.takenBack.Load() != 0 && l.slots.taken.Load() < l.slots.limit.Load()-ce.neverLent.Load()
+}
+
+// closeIdle closes the window where it is over, for a call that found no slot while slots
+// taken back from its class lie free (heldBackIdle), and reports whether the classes' part of
+// the window closed. Only a window's close lends those slots again, and a window closes as a
+// call finishes: where none is in flight, or none finishes, a close of this call's is the
+// only one. So what the classes above took back is lent again within two windows of the last
+// call they turned away, with calls finishing or not (see Class).
+//
+//go:noinline
+func (l *Limiter) closeIdle() bool {
+	now := l.src.now()
+	if uint64(l.window.end.Load()-1-now) < uint64(l.windowUnits) {
+		return false // the window is not over, and the clock not before its start
+	}
+	closes := l.classes.ceilings.closes.Load()
+	l.closeWindow(now) // as done closes it
+	return l.classes.ceilings.closes.Load() != closes
+}
