@@ -2,14 +2,11 @@ package connectlimit
 
 import (
 	"context"
-	"maps"
 	"net/http"
 	"net/netip"
-	"slices"
 
 	"connectrpc.com/connect"
 
-	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
@@ -21,7 +18,7 @@ const DefaultClassHeader = "x-criticality"
 // classOptions are the options of priority classes (adaptivelimit.Config.Classes) and of
 // bypassed calls.
 type classOptions struct {
-	class  classSource                                       // handlers: the call's class
+	class  integration.ClassSource[call]                     // handlers: the call's class
 	header string                                            // clients: the header that carries the context's class; "" for none
 	bypass func(ctx context.Context, spec connect.Spec) bool // calls that take no slot
 }
@@ -33,10 +30,15 @@ func defaultClassOptions() classOptions {
 // A ClassMap maps the values of a request header to the limiter's priority classes, for
 // WithClassFrom: HeaderClass builds it. Unlike a function, it tells NewInterceptor which
 // classes it names, so that a class the limiter lacks is caught when it is built.
-type ClassMap struct {
-	header  string
-	allowed map[string]string
-	trusted func(ctx context.Context, peer connect.Peer, header http.Header) bool
+type ClassMap integration.ClassMap[call]
+
+// call is what a handler's interceptor knows of a call, for a ClassMap or WithClassFrom's
+// function.
+type call struct {
+	ctx    context.Context
+	spec   connect.Spec
+	peer   connect.Peer
+	header http.Header
 }
 
 // HeaderClass returns a ClassMap that reads the request header (DefaultClassHeader, as
@@ -53,16 +55,13 @@ type ClassMap struct {
 // value. NewInterceptor panics if trusted is nil: a server that trusts every caller says so
 // with a function that returns true.
 func HeaderClass(header string, allowed map[string]string, trusted func(ctx context.Context, peer connect.Peer, header http.Header) bool) *ClassMap {
-	return &ClassMap{header: http.CanonicalHeaderKey(header), allowed: maps.Clone(allowed), trusted: trusted}
-}
-
-func (m *ClassMap) class(ctx context.Context, _ connect.Spec, peer connect.Peer, h http.Header) string {
-	if v := h[m.header]; len(v) > 0 {
-		if class := m.allowed[v[0]]; class != "" && m.trusted(ctx, peer, h) {
-			return class
-		}
+	header = http.CanonicalHeaderKey(header)
+	values := func(c call) []string { return c.header[header] }
+	var t func(call) bool
+	if trusted != nil {
+		t = func(c call) bool { return trusted(c.ctx, c.peer, c.header) }
 	}
-	return ""
+	return (*ClassMap)(integration.NewClassMap(values, allowed, t))
 }
 
 // TrustNetworks returns a check of the callers whose class HeaderClass honours: those whose
@@ -96,46 +95,18 @@ type ClassSource interface {
 // to a name that breaks the rule of class names (docs/integrations.md) or, on a limiter with
 // classes, that is none of its classes.
 func WithClassFrom[S ClassSource](s S) Option {
-	var src classSource
+	var f func(call) string
+	var m *integration.ClassMap[call]
 	switch s := any(s).(type) {
 	case *ClassMap:
-		if s != nil {
-			src = classSource{f: s.class, names: slices.Sorted(maps.Values(s.allowed)), untrusted: s.trusted == nil}
-		}
+		m = (*integration.ClassMap[call])(s)
 	case func(context.Context, connect.Spec, http.Header) string:
 		if s != nil {
-			src = classSource{f: func(ctx context.Context, spec connect.Spec, _ connect.Peer, h http.Header) string {
-				return s(ctx, spec, h)
-			}}
+			f = func(c call) string { return s(c.ctx, c.spec, c.header) }
 		}
 	}
-	return func(o *options) { o.class, o.class.set = src, true }
-}
-
-// classSource is the class of a handler's calls: f, if set, names it; names are those a
-// ClassMap may name.
-type classSource struct {
-	f         func(ctx context.Context, spec connect.Spec, peer connect.Peer, header http.Header) string
-	names     []string
-	untrusted bool // a ClassMap without its trusted
-	set       bool // WithClassFrom was given
-	slots     integration.ClassAcquirer
-}
-
-// bind binds s to l, the limiter it takes slots of. It panics if WithClassFrom was given
-// nil, a ClassMap without its trusted, or one that names a class that no call could be
-// given.
-func (s *classSource) bind(l *adaptivelimit.Limiter) {
-	if s.set && s.f == nil {
-		panic("connectlimit: WithClassFrom(nil)")
-	}
-	if s.untrusted {
-		panic("connectlimit: HeaderClass with a nil trusted")
-	}
-	s.slots = integration.NewClassAcquirer(l)
-	if err := integration.CheckClassNames(l, s.names); err != nil {
-		panic("connectlimit: HeaderClass " + err.Error())
-	}
+	src := integration.NewClassSource(f, m)
+	return func(o *options) { o.class = src }
 }
 
 // WithClassHeader names the header in which a client's interceptor sends the priority class
@@ -149,17 +120,6 @@ func (s *classSource) bind(l *adaptivelimit.Limiter) {
 // leaves the request's header as it is.
 func WithClassHeader(header string) Option {
 	return func(o *options) { o.header = http.CanonicalHeaderKey(header) }
-}
-
-// acquireHandler takes a slot for a call to a handler, for its class where WithClassFrom is
-// set, waiting as the limiter's MaxWait allows within the call's context, and returns the
-// context the handler gets: with the class in it.
-func (i *interceptor) acquireHandler(ctx context.Context, spec connect.Spec, peer connect.Peer, header http.Header) (context.Context, adaptivelimit.Permit, error) {
-	if f := i.o.class.f; f != nil {
-		return i.o.class.slots.Acquire(ctx, f(ctx, spec, peer, header))
-	}
-	p, err := i.l.AcquireContext(ctx)
-	return ctx, p.Move(), err
 }
 
 // sendClass sets the class header of a unary call that a client sends, whose request

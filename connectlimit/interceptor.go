@@ -41,7 +41,7 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		if spec.IsClient {
 			p, err = i.l.AcquireContext(ctx)
 		} else {
-			ctx, p, err = i.acquireHandler(ctx, spec, req.Peer(), req.Header())
+			ctx, p, err = i.o.class.Acquire(ctx, call{ctx, spec, req.Peer(), req.Header()})
 		}
 		if err != nil {
 			return nil, i.rejected(err, spec.IsClient)
@@ -62,7 +62,7 @@ func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		if i.o.bypass(ctx, conn.Spec()) {
 			return next(ctx, conn)
 		}
-		ctx, p, err := i.acquireHandler(ctx, conn.Spec(), conn.Peer(), conn.RequestHeader())
+		ctx, p, err := i.o.class.Acquire(ctx, call{ctx, conn.Spec(), conn.Peer(), conn.RequestHeader()})
 		if err != nil {
 			return i.rejected(err, false)
 		}

@@ -58,7 +58,9 @@ func newOptions(l *adaptivelimit.Limiter, opts []Option) options {
 	}
 	mustSet(o.outcome != nil, "WithOutcome")
 	mustSet(o.bypass != nil, "WithBypass")
-	o.class.bind(l)
+	if err := o.class.Bind(l, "HeaderClass"); err != nil {
+		panic("connectlimit: " + err.Error())
+	}
 	return o
 }
 

@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // DefaultOutcome is the default outcome, in a handler and in a client, called with the
@@ -20,15 +21,7 @@ import (
 // In a handler, a call whose caller is gone when it returns (it cancelled, or the deadline
 // it sent passed) is adaptivelimit.Departed instead of a drop or nothing: the deadline is the
 // caller's to send, so it may lower the limit only as Departed says.
-func DefaultOutcome(err error) adaptivelimit.Outcome {
-	switch {
-	case err == nil:
-		return adaptivelimit.Sample
-	case DropOn(err):
-		return adaptivelimit.Drop
-	}
-	return adaptivelimit.Ignore
-}
+func DefaultOutcome(err error) adaptivelimit.Outcome { return integration.CodeOutcome(err, code) }
 
 // DropOn reports whether err is a drop as the interceptor counts it: its code is
 // CodeDeadlineExceeded, CodeResourceExhausted or CodeUnavailable. An error that is no
@@ -36,13 +29,7 @@ func DefaultOutcome(err error) adaptivelimit.Outcome {
 // as the limiter's Config.DropOn so that adaptivelimit.Do, Permit.Done and failsafelimit
 // around connect calls count what the interceptor counts: the core's DefaultDropOn does not
 // read connect codes.
-func DropOn(err error) bool {
-	switch code(err) {
-	case connect.CodeDeadlineExceeded, connect.CodeResourceExhausted, connect.CodeUnavailable:
-		return true
-	}
-	return false
-}
+func DropOn(err error) bool { return integration.DropCode(code(err)) }
 
 func code(err error) connect.Code {
 	var ce *connect.Error

@@ -22,14 +22,8 @@ func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) conn
 		if err != nil {
 			return newRejectedConn(spec, i.rejected(err, true))
 		}
-		finished := false
-		defer func() {
-			if !finished { // next panicked
-				p.Cancel()
-			}
-		}()
+		defer p.Cancel() // next panicked, or the stream holds p
 		conn := i.streamClass(ctx, next(ctx, spec))
-		finished = true
 		return &clientConn{StreamingClientConn: conn, p: integration.NewStreamPermit(ctx, &p, i.o.outcome),
 			oneReply: spec.StreamType == connect.StreamTypeClient}
 	}

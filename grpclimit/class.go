@@ -2,16 +2,13 @@ package grpclimit
 
 import (
 	"context"
-	"maps"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 
-	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
@@ -25,10 +22,12 @@ const DefaultClassMetadata = "x-criticality"
 // for WithClassFrom: MetadataClass builds it. Unlike a function, it tells the interceptor
 // which classes it names, so that a class the limiter lacks is caught when the interceptor
 // is built.
-type ClassMap struct {
-	key     string
-	allowed map[string]string
-	trusted func(ctx context.Context) bool
+type ClassMap integration.ClassMap[call]
+
+// call is what a server knows of a call, for a ClassMap or WithClassFrom's function.
+type call struct {
+	ctx        context.Context
+	fullMethod string
 }
 
 // MetadataClass returns a ClassMap that reads the incoming metadata key (DefaultClassMetadata,
@@ -45,16 +44,12 @@ type ClassMap struct {
 // metadata names a listed value. The interceptor panics, when it is built, if trusted is
 // nil: a server that trusts every caller says so with a function that returns true.
 func MetadataClass(key string, allowed map[string]string, trusted func(ctx context.Context) bool) *ClassMap {
-	return &ClassMap{key: key, allowed: maps.Clone(allowed), trusted: trusted}
-}
-
-func (m *ClassMap) class(ctx context.Context, _ string) string {
-	if v := metadata.ValueFromIncomingContext(ctx, m.key); len(v) > 0 {
-		if class := m.allowed[v[0]]; class != "" && m.trusted(ctx) {
-			return class
-		}
+	values := func(c call) []string { return metadata.ValueFromIncomingContext(c.ctx, key) }
+	var t func(call) bool
+	if trusted != nil {
+		t = func(c call) bool { return trusted(c.ctx) }
 	}
-	return ""
+	return (*ClassMap)(integration.NewClassMap(values, allowed, t))
 }
 
 // TrustNetworks returns a check of the callers whose class MetadataClass honours: those whose
@@ -91,53 +86,18 @@ type ClassSource interface {
 // if it maps a value to a name that breaks the rule of class names (docs/integrations.md)
 // or, on a limiter with classes, that is none of its classes.
 func WithClassFrom[S ClassSource](s S) ServerOption {
-	var src classSource
+	var f func(call) string
+	var m *integration.ClassMap[call]
 	switch s := any(s).(type) {
 	case *ClassMap:
-		if s != nil {
-			src = classSource{f: s.class, names: slices.Sorted(maps.Values(s.allowed)), untrusted: s.trusted == nil}
-		}
+		m = (*integration.ClassMap[call])(s)
 	case func(context.Context, string) string:
-		src = classSource{f: s}
+		if s != nil {
+			f = func(c call) string { return s(c.ctx, c.fullMethod) }
+		}
 	}
-	return serverOption(func(o *serverOptions) { o.class, o.class.set = src, true })
-}
-
-// classSource is the class of a server's calls: f, if set, names it; names are those a
-// ClassMap may name.
-type classSource struct {
-	f         func(ctx context.Context, fullMethod string) string
-	names     []string
-	untrusted bool // a ClassMap without its trusted
-	set       bool // WithClassFrom was given
-	slots     integration.ClassAcquirer
-}
-
-// bind binds s to l, the limiter it takes slots of. It panics if WithClassFrom was given
-// nil, a ClassMap without its trusted, or one that names a class that no call could be
-// given.
-func (s *classSource) bind(l *adaptivelimit.Limiter) {
-	if s.set && s.f == nil {
-		panic("grpclimit: WithClassFrom(nil)")
-	}
-	if s.untrusted {
-		panic("grpclimit: MetadataClass with a nil trusted")
-	}
-	s.slots = integration.NewClassAcquirer(l)
-	if err := integration.CheckClassNames(l, s.names); err != nil {
-		panic("grpclimit: MetadataClass " + err.Error())
-	}
-}
-
-// acquire takes a slot for a call to a server, for its class where WithClassFrom names
-// one, waiting as the limiter's MaxWait allows within ctx, and returns the context its
-// handler gets: with the class in it.
-func (s *classSource) acquire(l *adaptivelimit.Limiter, ctx context.Context, fullMethod string) (context.Context, adaptivelimit.Permit, error) {
-	if s.f == nil {
-		p, err := l.AcquireContext(ctx)
-		return ctx, p.Move(), err
-	}
-	return s.slots.Acquire(ctx, s.f(ctx, fullMethod))
+	src := integration.NewClassSource(f, m)
+	return serverOption(func(o *serverOptions) { o.class = src })
 }
 
 type classStream struct {

@@ -33,7 +33,7 @@ type options struct {
 type serverOptions struct {
 	options
 	pushback time.Duration
-	class    classSource
+	class    integration.ClassSource[call]
 }
 
 type clientOptions struct {
@@ -106,7 +106,9 @@ func newServerOptions(l *adaptivelimit.Limiter, opts []ServerOption) serverOptio
 		opt.server(&o)
 	}
 	o.check(l)
-	o.class.bind(l)
+	if err := o.class.Bind(l, "MetadataClass"); err != nil {
+		panic("grpclimit: " + err.Error())
+	}
 	return o
 }
 

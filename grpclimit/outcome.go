@@ -5,6 +5,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // DefaultOutcome is the default outcome of every interceptor, called with the error that
@@ -17,28 +18,14 @@ import (
 // On a server, a call whose caller is gone when its handler returns (it cancelled, or the
 // deadline it sent passed) is adaptivelimit.Departed instead of a drop or nothing: the
 // deadline is the caller's to send, so it may lower the limit only as Departed says.
-func DefaultOutcome(err error) adaptivelimit.Outcome {
-	switch {
-	case err == nil:
-		return adaptivelimit.Sample
-	case DropOn(err):
-		return adaptivelimit.Drop
-	}
-	return adaptivelimit.Ignore
-}
+func DefaultOutcome(err error) adaptivelimit.Outcome { return integration.CodeOutcome(err, code) }
 
 // DropOn reports whether err is a drop as the interceptors count it: its code is
 // DeadlineExceeded, ResourceExhausted or Unavailable. An error without a status, such as a
 // handler's ctx.Err(), has the code of its context error. Set it as the limiter's
 // Config.DropOn so that adaptivelimit.Do, Permit.Done and failsafelimit around gRPC calls
 // count what the interceptors count: the core's DefaultDropOn does not read gRPC codes.
-func DropOn(err error) bool {
-	switch code(err) {
-	case codes.DeadlineExceeded, codes.ResourceExhausted, codes.Unavailable:
-		return true
-	}
-	return false
-}
+func DropOn(err error) bool { return integration.DropCode(code(err)) }
 
 func code(err error) codes.Code {
 	if s, ok := status.FromError(err); ok {

@@ -68,7 +68,7 @@ func newServer(l *adaptivelimit.Limiter, opts []ServerOption) *server {
 // run runs handler inside the limit, for the call's class, with the context that carries it,
 // or rejects the call with the pushback trailer.
 func (s *server) run(ctx context.Context, method string, setTrailer func(metadata.MD) error, handler func(ctx context.Context) error) error {
-	ctx, p, err := s.o.class.acquire(s.l, ctx, method)
+	ctx, p, err := s.o.class.Acquire(ctx, call{ctx, method})
 	if err != nil {
 		if s.pushback != "" {
 			_ = setTrailer(metadata.Pairs(PushbackKey, s.pushback))

@@ -1,10 +1,8 @@
 package httplimit
 
 import (
-	"maps"
 	"net/http"
 	"net/netip"
-	"slices"
 
 	"github.com/resilience4cata/adaptivelimit"
 	"github.com/resilience4cata/adaptivelimit/integration"
@@ -18,11 +16,7 @@ const DefaultClassHeader = "x-criticality"
 // A ClassMap maps the values of a request header to the limiter's priority classes, for
 // WithClassFrom: HeaderClass builds it. Unlike a function, it tells Middleware which classes
 // it names, so that a class the limiter lacks is caught when Middleware is built.
-type ClassMap struct {
-	header  string
-	allowed map[string]string
-	trusted func(*http.Request) bool
-}
+type ClassMap integration.ClassMap[*http.Request]
 
 // HeaderClass returns a ClassMap that reads the request's header from the callers that
 // trusted reports true of: a value that allowed lists selects the class it maps to, and any
@@ -37,16 +31,9 @@ type ClassMap struct {
 // panics, when it is built, if trusted is nil: a server that trusts every caller says so
 // with a function that returns true.
 func HeaderClass(header string, allowed map[string]string, trusted func(*http.Request) bool) *ClassMap {
-	return &ClassMap{header: http.CanonicalHeaderKey(header), allowed: maps.Clone(allowed), trusted: trusted}
-}
-
-func (m *ClassMap) class(r *http.Request) string {
-	if v := r.Header[m.header]; len(v) > 0 {
-		if class := m.allowed[v[0]]; class != "" && m.trusted(r) {
-			return class
-		}
-	}
-	return ""
+	header = http.CanonicalHeaderKey(header)
+	values := func(r *http.Request) []string { return r.Header[header] }
+	return (*ClassMap)(integration.NewClassMap(values, allowed, trusted))
 }
 
 // TrustNetworks returns a check of the callers whose class HeaderClass honours: those whose
@@ -80,53 +67,23 @@ type ClassSource interface {
 // it maps a value to a name that breaks the rule of class names (docs/integrations.md) or,
 // on a limiter with classes, that is none of its classes.
 func WithClassFrom[S ClassSource](s S) ServerOption {
-	var src classSource
+	var f func(*http.Request) string
+	var m *integration.ClassMap[*http.Request]
 	switch s := any(s).(type) {
 	case *ClassMap:
-		if s != nil {
-			src = classSource{f: s.class, names: slices.Sorted(maps.Values(s.allowed)), untrusted: s.trusted == nil}
-		}
+		m = (*integration.ClassMap[*http.Request])(s)
 	case func(*http.Request) string:
-		src = classSource{f: s}
+		f = s
 	}
-	return serverOption(func(o *serverOptions) { o.class, o.class.set = src, true })
-}
-
-// classSource is the class of Middleware's requests: f, if set, names it; names are those a
-// ClassMap may name.
-type classSource struct {
-	f         func(*http.Request) string
-	names     []string
-	untrusted bool // a ClassMap without its trusted
-	set       bool // WithClassFrom was given
-	slots     integration.ClassAcquirer
-}
-
-// bind binds s to l, the limiter it takes slots of. It panics if WithClassFrom was given
-// nil, a ClassMap without its trusted, or one that names a class that no request could be
-// given.
-func (s *classSource) bind(l *adaptivelimit.Limiter) {
-	if s.set && s.f == nil {
-		panic("httplimit: WithClassFrom(nil)")
-	}
-	if s.untrusted {
-		panic("httplimit: HeaderClass with a nil trusted")
-	}
-	s.slots = integration.NewClassAcquirer(l)
-	if err := integration.CheckClassNames(l, s.names); err != nil {
-		panic("httplimit: HeaderClass " + err.Error())
-	}
+	src := integration.NewClassSource(f, m)
+	return serverOption(func(o *serverOptions) { o.class = src })
 }
 
 // acquire takes a slot for a request to Middleware, for its class where WithClassFrom is
-// set, waiting as the limiter's MaxWait allows within the request's context, and returns
-// the request the handler gets: with the class in its context.
-func (s *classSource) acquire(l *adaptivelimit.Limiter, r *http.Request) (adaptivelimit.Permit, *http.Request, error) {
-	if s.f == nil {
-		p, err := l.AcquireContext(r.Context())
-		return p.Move(), r, err
-	}
-	ctx, p, err := s.slots.Acquire(r.Context(), s.f(r))
+// set (integration.ClassSource.Acquire), and returns the request the handler gets: with the
+// class in its context.
+func (o *serverOptions) acquire(r *http.Request) (adaptivelimit.Permit, *http.Request, error) {
+	ctx, p, err := o.class.Acquire(r.Context(), r)
 	if err == nil && ctx != r.Context() {
 		r = r.WithContext(ctx)
 	}

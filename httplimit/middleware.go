@@ -48,7 +48,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	p, r, err := h.o.class.acquire(h.l, r)
+	p, r, err := h.o.acquire(r)
 	if err != nil {
 		h.rejection.write(w)
 		return

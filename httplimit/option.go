@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/resilience4cata/adaptivelimit"
+	"github.com/resilience4cata/adaptivelimit/integration"
 )
 
 // A ServerOption configures Middleware, and a ClientOption Transport. An Option configures
@@ -30,7 +31,7 @@ type serverOptions struct {
 	status     int
 	retryAfter time.Duration
 	outcome    func(r *http.Request, status int) adaptivelimit.Outcome
-	class      classSource
+	class      integration.ClassSource[*http.Request]
 }
 
 type clientOptions struct {
@@ -96,7 +97,9 @@ func newServerOptions(l *adaptivelimit.Limiter, opts []ServerOption) serverOptio
 	}
 	mustSet(o.outcome != nil, "WithServerOutcome")
 	mustSet(o.bypass != nil, "WithBypass")
-	o.class.bind(l)
+	if err := o.class.Bind(l, "HeaderClass"); err != nil {
+		panic("httplimit: " + err.Error())
+	}
 	return o
 }
 

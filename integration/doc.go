@@ -8,5 +8,7 @@
 // where the limiter may; Sendable tells whether a client may send a context's class, by the
 // rule of class names, and OutgoingClass which class it sends; InNetworks checks a caller's
 // address for a server that trusts the class only from some networks; RetryHint writes a
-// rejection's retry hint, clamped.
+// rejection's retry hint, clamped. A ClassSource names a server's calls' classes, of a
+// function or of a ClassMap, for the servers of httplimit, grpclimit and connectlimit alike;
+// DropCode and CodeOutcome read gRPC's status codes, which connect's equal.
 package integration
