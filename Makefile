@@ -129,14 +129,21 @@ staticcheck:
 	$(END)
 
 # The other modules' tests under the race detector. A module whose tests skip some work under
-# it (a file built with !race) runs again without it: the simulator's default scenario,
-# LossDelay's scenario targets, and with LIMITSIM_DOCS=1 the check that the README and
-# docs/simulation.md show what the simulator prints, take minutes under the detector.
+# it (a file built with !race) runs the tests that skipped, and only those, again without it:
+# the simulator's scenarios, its real-time runs on 127.0.0.1, and with LIMITSIM_DOCS=1 the
+# check that the README and docs/simulation.md show what the simulator prints, take minutes
+# under the detector. The first pass's log is printed whole where it fails.
 modules: prometheus
 	$(START)
 	prom=$$([ -e $(OUT)/prometheus-skipped ] || echo 1); for m in $(filter-out .,$(MODULES)); do \
-		(cd $$m && REQUIRE_PROMETHEUS=$$prom $(GO) test -race -count=1 ./...); \
-		if grep -rlq --include='*_test.go' '^//go:build !race' $$m; then (cd $$m && LIMITSIM_DOCS=1 $(GO) test -count=1 ./...); fi; \
+		log=$(CURDIR)/$(OUT)/modules-$$(echo $$m | tr / _).log; \
+		if ! (cd $$m && REQUIRE_PROMETHEUS=$$prom $(GO) test -race -count=1 -v ./... > $$log 2>&1); then cat $$log; exit 1; fi; \
+		grep -E '^(ok|\?) ' $$log || true; \
+		if grep -rlq --include='*_test.go' '^//go:build !race' $$m; then \
+			skipped=$$(sed -nE 's/^ *--- SKIP: ([A-Za-z0-9_]+)[ /].*/\1/p' $$log | sort -u | paste -sd'|'); \
+			echo "$$m without the race detector: $${skipped:-nothing skipped}"; \
+			[ -z "$$skipped" ] || (cd $$m && LIMITSIM_DOCS=1 $(GO) test -count=1 -run "^($$skipped)\$$" ./...); \
+		fi; \
 	done
 	$(END)
 

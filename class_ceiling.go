@@ -110,12 +110,8 @@ func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
 	}
 }
 
-// withhold takes one more slot back from each class below class c, of classes, from which
-// less than its most are taken back, and reports whether they all are from each now. A class's
-// most is the lent slots, and after a window in which the classes above it turned calls away,
-// at most needFactor times the slots they lacked in it (windowClosed): in sustained overload,
-// what they take back within a window is bounded by what they needed in the last one rather
-// than by how many of their calls are turned away in this one.
+// withhold takes one more slot back from each class below class c, of classes, up to its
+// most, and reports whether each is at its most now (shut).
 func (cl *ceilings) withhold(c, classes int) (shut bool) {
 	lent := cl.lent.Load()
 	shut = true
@@ -147,10 +143,7 @@ func (ce *ceiling) markShut(limit, s int64) {
 // at limit, so that a call of the class turned away takes nothing back (turnedAway).
 func (ce *ceiling) shutAt(limit int64) bool { return uint32(limit) <= uint32(ce.shutBelow.Load()) }
 
-// lowering runs lower, which lowers what is held back from the classes, of classes, as a
-// window closes: every class's word of shut but the lowest's is rewritten before it, so that a
-// call turned away while it runs takes its slot back rather than trust a word written before
-// the close, and after it, so that no word written while it ran says shut (see turnedAway).
+// lowering runs lower as a window closes, between two reopens (see ceilings).
 func (cl *ceilings) lowering(classes int, lower func()) {
 	cl.reopen(classes)
 	lower()
@@ -167,30 +160,23 @@ func (cl *ceilings) reopen(classes int) {
 }
 
 // lend halves what the classes above class c took back, as a window closes in which none of
-// them turned a call away: the slots go back to class c step by step, so that a class above
-// that meets overload again finds it shut off before long.
+// them turned a call away: a class above that meets overload again finds it shut before long.
 func (cl *ceilings) lend(c int) {
 	lent := cl.lent.Load()
 	cl.lower(c, func(v int64) int64 { return min(v, lent) / 2 })
 }
 
 // bound holds back at most short slots from class c, as a window closes in which the classes
-// above it lacked short slots: slots held back beyond them would stay idle, since nobody
-// above asked for them. A class whose own bursts now and then fill the limit, while the
-// classes below hold nothing, so holds back what its bursts lacked rather than the whole
-// limit for as long as they recur.
+// above it lacked short slots: more would stay idle, since nobody above asked for them.
 func (cl *ceilings) bound(c int, short int64) {
 	lent := cl.lent.Load()
 	cl.lower(c, func(v int64) int64 { return min(v, short, lent) })
 }
 
-// lower lowers what the classes above class c took back from v to to(v), but never below what
-// the class above it has taken back from it, so that no class's ceiling rises above a higher
-// class's (borrowing goes downwards only) where the class above is lent slots and class c is
-// bound, or while calls turned away raise both. That is read again at each try: a call turned
-// away raises the class above before class c (withhold), so a raise of the one this read
-// missed is either seen by the compare-and-swap, which then fails, or comes after it and
-// raises class c too.
+// lower lowers what the classes above class c took back from v to to(v), but never below the
+// class above's, read again at each try: a call turned away raises the class above before
+// class c (withhold), so a raise this read missed makes the compare-and-swap fail, or comes
+// after it and raises class c too.
 func (cl *ceilings) lower(c int, to func(v int64) int64) {
 	r := &cl.class[c].takenBack
 	for {
@@ -205,13 +191,10 @@ func (cl *ceilings) lower(c int, to func(v int64) int64) {
 	}
 }
 
-// windowClosed lends the slots held back from the classes below the highest class that turned
-// no call away in the window: that rejected none and has nobody waiting. From the classes
-// below one that did, it holds back no more than the slots that the classes above them
-// lacked: the calls they turned away in the window, each for the time a call held a slot in
-// it, and those waiting now; and in the next window calls turned away take back from them at
-// most needFactor times that (withhold). It runs as the window closes, in the goroutine that closes it,
-// with the window's samples and the most calls in flight that they saw.
+// windowClosed moves what each class's ceiling holds back as a window closes, in the
+// goroutine that closes it, from the window's samples and the most calls in flight they saw
+// (see ceilings): it lends to the classes below the highest class that turned no call away
+// and has nobody waiting, and bounds the classes below one that did.
 func (cs *classSet) windowClosed(samples uint64, maxInFlight int, waiters []waitList) {
 	cs.ceilings.lowering(len(cs.names), func() {
 		var turned uint64 // calls that the classes above turned away in the window
@@ -234,13 +217,9 @@ func (cs *classSet) windowClosed(samples uint64, maxInFlight int, waiters []wait
 }
 
 // lacked is how many slots the classes above lacked through a window, rounded up: the calls
-// they turned away in it, each for as long as a call of the window held its slot. By
-// Little's law that is at most maxInFlight/samples of the window, so the calls turned away
-// would have held turned*maxInFlight/samples slots on average, and never more than one
-// each. A hundred calls turned away in a second, each of which would have run for 10ms,
-// lacked one slot, not a hundred: holding back more would leave slots idle. Within a window
-// turnedAway still takes back one slot per call, up to the class's most (withhold), so a
-// burst gets its slots back at once.
+// they turned away, each for as long as a call of the window held its slot (by Little's law,
+// maxInFlight/samples of the window), and never more than one each. A hundred calls turned
+// away in a second, each of which would have run for 10ms, lacked one slot, not a hundred.
 func lacked(turned, samples uint64, maxInFlight int) int64 {
 	if turned == 0 {
 		return 0
@@ -249,20 +228,12 @@ func lacked(turned, samples uint64, maxInFlight int) int64 {
 	return int64(min(math.Ceil(n), float64(turned)))
 }
 
-// needFactor bounds what calls turned away take back from a class within a window that
-// follows one in which the classes above it turned calls away: at most this many times the
-// slots they lacked in that window (lacked), and those waiting as it closed. A window that
-// follows a calm one takes back up to the lent slots, so that a burst gets its slots at once.
-// Without the bound, sustained overload of a class above (in the simulator's priority
-// scenario with -critical 0.6, tens to hundreds of critical calls turned away in each window
-// while the limit grows past the critical calls' 30 ± 5.5 slots) took every lent slot back
-// within the window, and the sheddable class was shut for most of it while the critical
-// calls left part of the limit idle: Gradient2 lost 2.6 points of the capacity against its
-// total without classes, AIMD 2.4. Measured with seed 1 in that scenario, and with -reserve 0,
-// where the critical calls have only what they take back: a factor of 2 left 95.0-95.7% of
-// the critical calls answered in windows 3 and 4 at -critical 0.25; 4 and 5 left 97.6-98.9%
-// of them answered in a phase with -reserve 0, under the 99% target; 6
-// meets every target and brings every algorithm's total within 1.8 points of its total
-// without classes at both critical shares (Gradient2 at -critical 0.6); 8 leaves Gradient2
-// 2.1 points below.
+// needFactor bounds what calls turned away take back from a class in a window after one in
+// which the classes above it turned calls away: this many times the slots they lacked then
+// (lacked), and those waiting. Without it, sustained overload of a class above took every
+// lent slot back within each window while the class above left part of the limit idle.
+// Measured in limitsim's priority scenario, seed 1, -critical 0.25 and 0.6, -reserve 0 too: 2
+// answered 95.0-95.7% of the critical calls in windows 3 and 4; 4 and 5, 97.6-98.9% with
+// -reserve 0, under the 99% target; 6 meets every target with every algorithm's total within
+// 1.8 points of its total without classes; 8 leaves Gradient2 2.1 points below.
 const needFactor = 6

@@ -52,12 +52,10 @@ func (cs *classSet) stripe(i int) *classStripe {
 	return &cs.overflow
 }
 
-// inFlight counts each class's calls holding a slot: the calls of the class that took one,
-// on every P, less those that freed one, read in a second pass, after the first. Calls are
-// counted as taking a slot after they took it, and as freeing it before they free it, so
-// that each class's count is at most its calls at any moment between the two passes, the
-// same moment for every class: the counts add up to no more than the calls holding a slot
-// then. They are exact when nothing runs beside them.
+// inFlight counts each class's calls holding a slot: the calls of the class that took one, on
+// every P, less those that freed one, read in a second pass, as stripes.held counts (which says
+// why no count is above the truth), in one pass for every class: they add up to no more than
+// the calls holding a slot at one moment.
 func (cs *classSet) inFlight(held *[MaxClasses]int64) {
 	n := len(cs.names)
 	for i := range len(cs.counts) + 1 {

@@ -14,45 +14,28 @@ import (
 // Class is a priority class of a limiter's calls. Config.Classes lists them highest priority
 // first; the last one is the lowest, which Acquire and any unknown class name mean.
 //
-// Every call, of every class, takes its slot from the limit's one count of slots (slots.go),
-// so that at most the limit's calls hold a slot at any moment. A class may take a slot while
-// the slots taken are below its ceiling: the limit, less what is held back for the classes
-// above it. The highest class's ceiling is the limit, and a class never holds back a slot
-// from the classes above it: borrowing goes downwards only.
+// Every call of every class takes its slot from the limit's one count, so at most the limit's
+// calls hold a slot at any moment. A class takes a slot while the slots taken are below its
+// ceiling: the limit less what is held back for the classes above it. Borrowing goes
+// downwards only: the highest class's ceiling is the limit.
+//   - The limit is the algorithm's with the never-lent parts of the reserves above the lowest
+//     class on top, at most MaxLimit, so that classes cost no goodput where the algorithm's
+//     limit bounds it. The reserves are shares of the algorithm's limit.
+//   - A class's reserve is floor(Reserve*limit) slots. Its never-lent part, the reserve less
+//     half of it rounded down, is always held back from the classes below: the class has it
+//     at once, after any history of calls.
+//   - The rest, and every slot no class reserves, is lent to the classes below while the
+//     class is not turned away. Each call of the class turned away (rejected, or queued to
+//     wait) lowers their ceilings by a slot, down to their own never-lent parts; the slots
+//     they borrowed come back as their calls finish.
+//   - Each window's close lends again: it halves what was held back where no class above
+//     turned a call away, and else holds back no more than the slots they lacked in the
+//     window; in the next window, calls turned away take back at most six times that.
+//   - The classes' part of a window closes on time, whether calls finish or not: lending
+//     resumes within two windows of the last call turned away.
 //
-// The limit is the one the algorithm sets with the never-lent parts of the reserves above the
-// lowest class on top, at most MaxLimit: those slots wait idle for their classes' calls, and
-// on top the lowest class's calls fill what the algorithm set, as a limiter's without classes
-// do, so that the classes cost no goodput where the algorithm's limit, not the dependency,
-// bounds it (classSet.setLimit). The reserves are shares of the algorithm's limit.
-//
-// What a class's reserve, floor(Reserve*limit) slots, holds back from the classes below it:
-//   - Its never-lent part, the reserve less half of it rounded down, is always held back:
-//     the class has it at once, even while the classes below would fill every other slot.
-//   - Its lent part, the other half, and every slot that no class reserves, are lent to the
-//     classes below while the class is not turned away. When a call of a class is turned
-//     away for want of a slot (rejected, or queued to wait), the ceilings of the classes below
-//     fall by one slot each, down to the never-lent parts of their own reserves and of those
-//     below them (0 for a class that has none): what the classes above take back is at most
-//     the lent slots, the limit less every never-lent part, so that a class has its
-//     never-lent part at once after any history of calls. A class below takes no slot until
-//     the slots taken are under its ceiling again, so the slots it borrowed come back as its
-//     calls finish, within one borrowed call's duration. The lent slots are lent again as the
-//     window closes: each window in which no class above turned a call away halves what was
-//     held back so, and one in which they did holds back no more than the slots they lacked:
-//     the calls they turned away in it, each for as long as a call of the window held its
-//     slot, and those waiting; and never less from a class than from the class above it. In
-//     the window after one in which they did, calls turned away take back at most six
-//     times those slots (needFactor), not every lent slot: in sustained overload what the
-//     classes above hold back follows what they lacked, not how many of their calls are
-//     turned away.
-//   - The classes' part of a window closes on time: at the first call to finish after the
-//     window is over, or the first call of a class below that finds no slot while slots
-//     taken back from it lie free, whatever the window's samples. So lending resumes within
-//     two windows of the last call turned away, whether calls finish or not.
-//
-// So while a higher class's calls are being turned away, a lower class's calls are admitted
-// only below a ceiling that keeps falling, and the least important calls are shed first.
+// So while a higher class's calls are turned away, a lower class's calls are admitted only
+// below a ceiling that keeps falling, and the least important calls are shed first.
 type Class struct {
 	Name    string
 	Reserve float64 // the share of the limit reserved for the class, in [0, 1]; all together at most 1

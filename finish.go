@@ -97,7 +97,7 @@ func (l *Limiter) unhold(p ticket) bool {
 // pinned and which owns s or not: the one path of every slot freed. A slot that was not held
 // makes it report false, leaving every count as it was.
 //   - A classed call counts itself by class as freeing its slot before it frees it
-//     (classSet.inFlight says why), and takes the count back where the slot was not held.
+//     (stripes.held says why), and takes the count back where the slot was not held.
 //   - A call that was not leased frees its slot in the shared count, where leases are off or
 //     its P keeps no cache; any other goes through its P's cache (releaseLeased).
 func (l *Limiter) release(s *stripe, own bool, p ticket) (held bool) {
