@@ -58,42 +58,57 @@ func (l *Limiter) ceilingOf(name string) *ceiling {
 // acquire takes a slot for a call of the class of ce, its ceiling, without waiting: the one
 // path of every call that takes a slot but a waiter's. A nil ce is the one class of a limiter
 // without classes, whose ceiling holds nothing back. A call that finds every slot below its
-// ceiling held is rejected before anything else, in three loads and two compares.
+// ceiling held is rejected before anything else, in three loads and two compares. A classed
+// call that finds no slot while slots that the classes above took back from its class lie
+// free (heldBackIdle) closes the window where it is over, which lends them again
+// (closeIdle), and tries again below the ceiling that the close left it.
 func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
-	hold := ce.hold()
-	// The zero Limiter's limit is 0, so it takes this branch, and reject panics.
-	if l.slots.allHeld(hold) && l.enforce == enforced {
-		if ce != nil && l.lendsAgain(ce) {
-			return l.acquire(ce)
-		}
-		return Permit{}, l.reject(ce)
-	}
-	var n int64
-	leased := false
-	switch l.enforce {
-	case enforced:
-		if n, leased = l.takeFirst(ce, hold); n == 0 {
-			var freed bool
-			if n, leased, freed = l.take(ce); freed {
-				l.passOn()
+	for {
+		hold := ce.hold()
+		var n int64
+		leased := false
+		// Written out, the one copy (TestAcquireWritesOutItsSteps checks it step by step):
+		// reject's first case and takeFirst, so that a call without classes that is rejected,
+		// or gets its slot from taken, makes no call beside its count's pin.
+		switch {
+		case l.enforce != enforced:
+			if l.enforce == disabled {
+				return Permit{}, nil // it measures nothing, so the permit needs no finishing
+			}
+			n = l.takeUnenforced(ce)
+		case !l.slots.allHeld(hold):
+			if w := l.slots.lease.Load(); w&cachedFlag == 0 && (ce == nil || !l.leases) {
+				if n = l.slots.takeShared(hold); n != 0 && ce != nil {
+					l.classes.countShared(ce.c)
+				}
+			} else {
+				n, leased = l.takePinned(ce, hold, w)
 			}
 			if n == 0 {
-				if ce != nil && l.lendsAgain(ce) {
-					return l.acquire(ce)
+				var freed bool
+				if n, leased, freed = l.take(ce); freed {
+					l.passOn()
 				}
-				return Permit{}, l.reject(ce)
 			}
+		case ce == nil && l.rejection != nil: // the zero Limiter's limit is 0: reject panics
+			l.stripes.reject()
+			return Permit{}, l.rejection
 		}
-	case dryRun:
-		n = l.takeUnenforced(ce)
-	default:
-		return Permit{}, nil // disabled: it measures nothing, so the permit needs no finishing
+		if n != 0 {
+			p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
+			if l.timed() {
+				if l.src.kind == sourceTicks {
+					p.start = clock.Ticks() // startOf, inlined by hand as the compiler does not
+				} else {
+					p.start = l.nowHolding(p)
+				}
+			}
+			return Permit{ticket: p}, nil
+		}
+		if ce == nil || !l.heldBackIdle(ce) || !l.closeIdle() {
+			return Permit{}, l.reject(ce)
+		}
 	}
-	p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
-	if l.timed() {
-		p.start = l.startOf(p)
-	}
-	return Permit{ticket: p}, nil
 }
 
 // startOf reads the clock as p, a call that holds a slot, starts: its latency runs from here.
@@ -102,13 +117,6 @@ func (l *Limiter) startOf(p ticket) int64 {
 		return clock.Ticks() // the default clock, read without the call through now
 	}
 	return l.nowHolding(p)
-}
-
-// lendsAgain reports whether a call of the class of ce (not nil) that found no slot should try again:
-// slots that the classes above took back from its class lie free (heldBackIdle), and a
-// window's close lent them again (closeIdle).
-func (l *Limiter) lendsAgain(ce *ceiling) bool {
-	return l.heldBackIdle(ce) && l.closeIdle()
 }
 
 // reject rejects a call of the class of ce and returns the limiter's rejection: it counts the
@@ -121,25 +129,21 @@ func (l *Limiter) reject(ce *ceiling) error {
 	if ce == nil {
 		l.stripes.reject()
 	} else {
-		l.rejectClass(ce)
+		l.turnAway(ce)
+		l.classes.countRejected(ce.c)
 	}
 	return err
 }
 
-// rejectClass is reject for a call of the class of ce.
-func (l *Limiter) rejectClass(ce *ceiling) {
-	l.turnAway(ce)
-	l.classes.countRejected(ce.c)
-}
-
-// countRejection counts a rejected call of the class of ce: on its P's stripe without
-// classes, by class with them (a classed limiter's rejections are its classes').
+// countRejection counts a rejected call of the class of ce: without classes on its P's
+// stripe, with them by class (a classed limiter's rejections are its classes'). reject writes
+// it out.
 func (l *Limiter) countRejection(ce *ceiling) {
 	if ce == nil {
 		l.stripes.reject()
-		return
+	} else {
+		l.classes.countRejected(ce.c)
 	}
-	l.classes.countRejected(ce.c)
 }
 
 // takeUnenforced takes a slot for a call of the class of ce whatever the limit, in a dry run,
@@ -149,7 +153,9 @@ func (l *Limiter) countRejection(ce *ceiling) {
 func (l *Limiter) takeUnenforced(ce *ceiling) int64 {
 	n := l.slots.taken.Add(1)
 	if n > l.slots.limit.Load()-ce.hold() {
-		l.turnAway(ce)
+		if ce != nil {
+			l.turnAway(ce)
+		}
 		l.countRejection(ce)
 	}
 	if ce != nil {

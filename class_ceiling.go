@@ -45,7 +45,8 @@ type ceilings struct {
 	// class of a never-lent part has it at once after any history of calls (see Class).
 	lent atomic.Int64
 
-	closes atomic.Int64 // twice the windows closed: written by the goroutine that closes them
+	closes  atomic.Int64 // twice the windows closed: written by the goroutine that closes them
+	classes int          // how many classes there are
 }
 
 // ceiling is one class's: what it holds back, which every call of the class reads, and its
@@ -89,23 +90,19 @@ func (cl *ceilings) setNeverLent(c int, n int64) {
 }
 
 // turnAway lowers the ceilings of the classes below the class of ce, where its word of shut
-// does not say that they are shut at the limit: a call of the class found no slot. Without
-// classes, where ce is nil, there is nothing to lower.
+// does not say that they are shut at the limit: a call of the class found no slot.
 func (l *Limiter) turnAway(ce *ceiling) {
-	if ce == nil {
-		return
-	}
 	if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
-		l.classes.ceilings.turnedAway(ce, len(l.classes.names), limit)
+		l.classes.ceilings.turnedAway(ce, limit)
 	}
 }
 
-// turnedAway takes one more slot back from each class below the class of ce, of classes, for
+// turnedAway takes one more slot back from each class below the class of ce for
 // a call of the class turned away for want of a slot, and marks its word of shut where every
 // one of them is shut now at limit (see ceilings).
-func (cl *ceilings) turnedAway(ce *ceiling, classes int, limit int64) {
+func (cl *ceilings) turnedAway(ce *ceiling, limit int64) {
 	s := ce.shutBelow.Load()
-	if cl.withhold(ce.c, classes) {
+	if cl.withhold(ce.c, cl.classes) {
 		ce.markShut(limit, s)
 	}
 }

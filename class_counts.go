@@ -23,6 +23,10 @@ func (l *Limiter) countAcquired(c int) {
 	procUnpin()
 }
 
+// countShared counts a call of class c that took a slot, after it took it, on the shared
+// overflow line: for a limiter without leases (takeFirst).
+func (cs *classSet) countShared(c int) { atomic.AddUint64(&cs.overflow.acquired[c&(MaxClasses-1)], 1) }
+
 // countRejected counts a rejected call of class c on its P's line. A classed limiter's
 // rejections are its classes' (Snapshot.Rejected), so that a rejection counts on one line.
 func (cs *classSet) countRejected(c int) {

@@ -90,6 +90,7 @@ func newClassSet(classes []Class, ss *stripes) *classSet {
 	for i, c := range classes {
 		cs.names[i], cs.reserve[i] = c.Name, c.Reserve
 	}
+	cs.ceilings.classes = n
 	for c := range n {
 		cs.ceilings.class[c].c = c
 		cs.ceilings.class[c].most.Store(math.MaxInt64)

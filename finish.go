@@ -36,7 +36,12 @@ func (l *Limiter) done(p ticket, err error, drop uint64) {
 		now = l.nowHolding(p) // a Clock may block, so it is read before the P is pinned
 		s, own = l.stripes.pin()
 	}
-	held := l.release(s, own, p)
+	var held bool
+	if l.classes == nil && l.toShared(own, p.grant) {
+		held = l.slots.release() // release's first case: release is beyond the inlining budget
+	} else {
+		held = l.release(s, own, p)
+	}
 	if held {
 		latency, peak := elapsed(p.start, now), peakMark(l.window.id.Load(), p.inFlight)
 		if own {
@@ -98,15 +103,15 @@ func (l *Limiter) unhold(p ticket) bool {
 // makes it report false, leaving every count as it was.
 //   - A classed call counts itself by class as freeing its slot before it frees it
 //     (stripes.held says why), and takes the count back where the slot was not held.
-//   - A call that was not leased frees its slot in the shared count, where leases are off or
-//     its P keeps no cache; any other goes through its P's cache (releaseLeased).
+//   - Where toShared says so, the slot goes back to taken; else through the P's cache
+//     (releaseLeased).
 func (l *Limiter) release(s *stripe, own bool, p ticket) (held bool) {
 	var released *uint64
 	if l.classes != nil {
 		released = &l.classes.stripe(s.i).released[p.grant.class&(MaxClasses-1)] // the mask spares a bounds check
 		add(released, 1, own)
 	}
-	if !l.leases || !p.grant.leased && (!own || l.slots.lease.Load()&leaseOn == 0) {
+	if l.toShared(own, p.grant) {
 		held = l.slots.release()
 	} else {
 		held = l.releaseLeased(s, own, p.grant.leased)
@@ -115,6 +120,12 @@ func (l *Limiter) release(s *stripe, own bool, p ticket) (held bool) {
 		add(released, ^uint64(0), own)
 	}
 	return held
+}
+
+// toShared reports whether a call that finished on a P, which owns its stripe or not, frees
+// its slot in taken alone: it was not leased, and leases are off or the P keeps no cache.
+func (l *Limiter) toShared(own bool, g grant) bool {
+	return !l.leases || !g.leased && (!own || l.slots.lease.Load()&leaseOn == 0)
 }
 
 // dropOn reports whether DropOn takes err for a drop. A DropOn that panics frees the slot

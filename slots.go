@@ -108,13 +108,22 @@ func (l *Limiter) take(ce *ceiling) (n int64, leased, freed bool) {
 }
 
 // takeFirst is take's first step: a slot from the P's cache where the caches may hold idle
-// slots, else from taken, which refuses every call while they may. A classed call pins its P
-// either way, and counts itself by class in that pin after it took its slot.
+// slots, else from taken, which refuses every call while they may. A classed call counts
+// itself by class after it took its slot: under leases in the pin that took it (takePinned),
+// else on the shared overflow line (countShared), an add that costs less than a pin beside
+// the compare-and-swap that writes a shared line already.
 func (l *Limiter) takeFirst(ce *ceiling, hold int64) (n int64, leased bool) {
-	w := l.slots.lease.Load()
-	if w&cachedFlag == 0 && ce == nil {
-		return l.slots.takeShared(hold), false
+	if w := l.slots.lease.Load(); w&cachedFlag != 0 || ce != nil && l.leases {
+		return l.takePinned(ce, hold, w)
 	}
+	if n = l.slots.takeShared(hold); n != 0 && ce != nil {
+		l.classes.countShared(ce.c)
+	}
+	return n, false
+}
+
+// takePinned is takeFirst where the goroutine pins its P, given the lease word w read before.
+func (l *Limiter) takePinned(ce *ceiling, hold, w int64) (n int64, leased bool) {
 	s, own := l.stripes.pin()
 	if w&cachedFlag != 0 {
 		n, leased = l.takeLeased(s, own, w, hold), true

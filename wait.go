@@ -101,14 +101,16 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 			return l.started(n, leased, ce), nil
 		}
 	}
-	if ce != nil && l.lendsAgain(ce) {
+	if ce != nil && l.heldBackIdle(ce) && l.closeIdle() {
 		return l.AcquireContext(ctx)
 	}
 	w := l.enqueue(ce)
 	if w == nil {
 		return Permit{}, l.reject(ce)
 	}
-	l.turnAway(ce) // a caller that waits was turned away too
+	if ce != nil {
+		l.turnAway(ce) // a caller that waits was turned away too
+	}
 	return l.waitFor(ctx, w)
 }
 
@@ -185,10 +187,15 @@ func (l *Limiter) enqueue(ce *ceiling) *waiter {
 // raised. With nobody waiting it costs one load.
 func (l *Limiter) passOn() {
 	if l.wait.count.Load() != 0 {
-		l.wait.mu.Lock()
-		l.serve()
-		l.wait.mu.Unlock()
+		l.serveLocked()
 	}
+}
+
+// serveLocked is serve under mu: apart from passOn, which every finishing call inlines.
+func (l *Limiter) serveLocked() {
+	l.wait.mu.Lock()
+	l.serve()
+	l.wait.mu.Unlock()
 }
 
 // serve takes free slots for waiters while both last: those of the highest class first, each

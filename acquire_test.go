@@ -1,0 +1,125 @@
+package adaptivelimit
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// slotState is what a call's first step reads and writes: the shared count, the limit, the
+// lease word, every P's cache, and what a class's ceiling takes back.
+type slotState struct {
+	taken, limit, lease, cache, takenBack int64
+}
+
+// slotEffect is what a first step did: the call's count in flight and lease, and the counts it
+// left behind.
+type slotEffect struct {
+	n                     int64
+	leased                bool
+	taken, lease, cached  int64
+	acquired, rejected    uint64
+	leasedIn, classCounts uint64
+}
+
+// TestAcquireWritesOutItsSteps checks acquire's written-out steps, the one copy in the core
+// (acquire.go), against the functions they copy, step by step: from the same state, a call
+// of acquire and a call of takeFirst, or of reject for a call that finds every slot held,
+// take and count the same.
+func TestAcquireWritesOutItsSteps(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	states := []slotState{
+		{taken: 0, limit: 4},
+		{taken: 3, limit: 4},
+		{taken: 4, limit: 4},                 // full: the rejection
+		{taken: 5, limit: 4},                 // above a limit that fell
+		{taken: 2, limit: 4, lease: leaseOn}, // contended
+		{taken: 4, limit: 4, lease: leaseOn}, // contended and full
+		{taken: 3, limit: 8, lease: leaseOn | cachedFlag, cache: 1},
+		{taken: 2, limit: 8, takenBack: 2}, // a class below its ceiling
+		{taken: 6, limit: 8, takenBack: 2}, // a class at its ceiling
+		{taken: 2, limit: 8, lease: cachedFlag, cache: 1, takenBack: 1},
+	}
+	for _, procs := range []int{1, 2} {
+		for _, classed := range []bool{false, true} {
+			for _, st := range states {
+				if st.takenBack != 0 && !classed || st.cache != 0 && procs == 1 {
+					continue
+				}
+				name := fmt.Sprintf("procs=%d/classed=%v/%+v", procs, classed, st)
+				t.Run(name, func(t *testing.T) {
+					runtime.GOMAXPROCS(procs)
+					written := stateLimiter(t, classed, st)
+					general := stateLimiter(t, classed, st)
+					runtime.GOMAXPROCS(1) // one P: both steps run on the P whose cache is set
+					p, err := written.acquire(written.lowest)
+					got := effectOf(written, p.inFlight, p.grant.leased)
+					if p.l != nil {
+						p.ticket = ticket{}
+					}
+					var want slotEffect
+					if general.slots.allHeld(general.lowest.hold()) {
+						require.Error(t, general.reject(general.lowest))
+						want = effectOf(general, 0, false)
+						require.Error(t, err, "every slot held: rejected")
+					} else {
+						n, leased := general.takeFirst(general.lowest, general.lowest.hold())
+						if n == 0 {
+							t.Skip("the first step takes nothing here: take's loop decides")
+						}
+						want = effectOf(general, n, leased)
+						require.NoError(t, err)
+					}
+					require.Equal(t, want, got)
+				})
+			}
+		}
+	}
+}
+
+// stateLimiter returns a limiter, classed or not, in state st, with its cache on every P.
+func stateLimiter(t *testing.T, classed bool, st slotState) *Limiter {
+	c := Config{Name: "state", Clock: NewManualClock()}
+	if classed {
+		c.Classes = []Class{{Name: "high", Reserve: 0.5}, {Name: "low"}}
+	}
+	l, err := New(c)
+	require.NoError(t, err)
+	l.slots.limit.Store(st.limit)
+	l.slots.taken.Store(st.taken)
+	l.slots.lease.Store(st.lease)
+	for i := range l.stripes.all() {
+		atomic.StoreInt64(&l.stripes.at(i).cache, st.cache)
+	}
+	if l.lowest != nil {
+		l.lowest.neverLent.Store(0)
+		l.lowest.takenBack.Store(st.takenBack)
+	}
+	return l
+}
+
+// effectOf reads what l's first step did, with the call's n in flight and lease.
+func effectOf(l *Limiter, n int64, leased bool) slotEffect {
+	e := slotEffect{n: n, leased: leased, taken: l.slots.taken.Load(), lease: l.slots.lease.Load()}
+	for i := range l.stripes.all() {
+		s := l.stripes.at(i)
+		e.cached += atomic.LoadInt64(&s.cache)
+		e.leasedIn += atomic.LoadUint64(&s.acquired)
+		e.rejected += atomic.LoadUint64(&s.rejected)
+	}
+	if cs := l.classes; cs != nil {
+		for i := range len(cs.counts) + 1 {
+			for c := range cs.names {
+				e.classCounts += atomic.LoadUint64(&cs.stripe(i).acquired[c])
+				e.rejected += atomic.LoadUint64(&cs.stripe(i).rejected[c])
+			}
+		}
+		for c := range cs.names {
+			e.acquired += uint64(cs.ceilings.class[c].takenBack.Load())
+		}
+	}
+	return e
+}
