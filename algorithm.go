@@ -22,6 +22,31 @@ type algorithm interface {
 	longLatency() time.Duration
 }
 
+// scheduler is an algorithm that schedules its own windows: LossDelay, whose probes are
+// windows shorter than Config.Window and which closes a window of loss before its end. New
+// takes it from the algorithm once; the window's close and noteDrop (window.go) consult it,
+// holding closing but for dropped. Times are in clock units; each method's implementation
+// says why it decides as it does.
+type scheduler interface {
+	// useClock gives the scheduler the limiter's clock, and Config.Window in its units.
+	useClock(src *source, window int64)
+	// endDrain ends the drain of a probe at now, where one is under way, and returns the end
+	// of the window that follows: it measures the probe's latency.
+	endDrain(now int64) (end int64, ok bool)
+	// shortEnd returns when a window over at now, short of samples, ends instead, given
+	// whole, the whole windows that keep its samples; or false where it closes now.
+	shortEnd(now, whole int64) (end int64, waits bool)
+	// nextEnd returns when the window that starts at now ends, given whole, a whole window's
+	// end. The algorithm's next has decided the window that closed.
+	nextEnd(now, whole int64) int64
+	// dropped counts a drop of a call that started in window id, and reports whether
+	// noteDrop should look at the window's samples (closesEarly).
+	dropped(id uint64) bool
+	// closesEarly reports whether the window that ends at end closes at now for its loss,
+	// given its samples and drops so far.
+	closesEarly(now, end int64, samples, drops uint64) bool
+}
+
 func newAlgorithm(c Config) algorithm {
 	switch c.Algorithm {
 	case AIMD:
