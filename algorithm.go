@@ -23,28 +23,17 @@ type algorithm interface {
 }
 
 // scheduler is an algorithm that schedules its own windows: LossDelay, whose probes are
-// windows shorter than Config.Window and which closes a window of loss before its end. New
-// takes it from the algorithm once; the window's close and noteDrop (window.go) consult it,
-// holding closing but for dropped. Times are in clock units; each method's implementation
-// says why it decides as it does.
+// windows shorter than Config.Window and which closes a window of loss before its end
+// (lossdelay_phase.go). New takes it from the algorithm once, into Limiter.schedule; window.go
+// asks it, in clock units, holding closing but for dropped. whole is the end a plain window
+// would have.
 type scheduler interface {
-	// useClock gives the scheduler the limiter's clock, and Config.Window in its units.
-	useClock(src *source, window int64)
-	// endDrain ends the drain of a probe at now, where one is under way, and returns the end
-	// of the window that follows: it measures the probe's latency.
-	endDrain(now int64) (end int64, ok bool)
-	// shortEnd returns when a window over at now, short of samples, ends instead, given
-	// whole, the whole windows that keep its samples; or false where it closes now.
-	shortEnd(now, whole int64) (end int64, waits bool)
-	// nextEnd returns when the window that starts at now ends, given whole, a whole window's
-	// end. The algorithm's next has decided the window that closed.
-	nextEnd(now, whole int64) int64
-	// dropped counts a drop of a call that started in window id, and reports whether
-	// noteDrop should look at the window's samples (closesEarly).
-	dropped(id uint64) bool
-	// closesEarly reports whether the window that ends at end closes at now for its loss,
-	// given its samples and drops so far.
-	closesEarly(now, end int64, samples, drops uint64) bool
+	useClock(src *source, window int64)                     // and Config.Window in src's units
+	endDrain(now int64) (end int64, ok bool)                // ends a probe's drain; its measure's end
+	shortEnd(now, whole int64) (end int64, waits bool)      // of one short of samples; or close now
+	nextEnd(now, whole int64) int64                         // of the window that starts at now
+	dropped(id uint64) bool                                 // counts a drop; true: read the counts
+	closesEarly(now, end int64, samples, drops uint64) bool // the window closes at now, for loss
 }
 
 func newAlgorithm(c Config) algorithm {

@@ -30,7 +30,7 @@ import (
 // the latency down. A limiter that lost calls before its first baseline, most likely one of a
 // fleet started together beyond the capacity, halves its limit while its probes say the fleet
 // still queues, then reads the baseline from whole windows below the capacity
-// (endStartProbe).
+// (endStartProbe). The tables of phase and step (lossdelay_phase.go) sum this up.
 // The limit is never cut by more than half in a window without loss or congestion. With
 // ProbeInterval, a probe every so many windows, jittered, probes again. Between probes the baseline only falls, with the latency of windows
 // that are not congested; it rises only when RelearnAfter windows in a row were congested and

@@ -2,23 +2,22 @@ package adaptivelimit
 
 import "sync/atomic"
 
-// phase is what LossDelay knows of its baseline. It moves on only in the methods below this
-// table, at the end of a window (next):
+// phase is what LossDelay knows of its baseline. It moves on at the end of a window (next),
+// only in the methods that follow:
 //
-//	phase         baseline                       each window            moves on, to
-//	starting      none                           -                      a window of loss: startingLost
-//	                                                                     one without (learn): learning,
-//	                                                                     or steady if it did not fill its limit
-//	startingLost  none; a window lost calls      -                      one without loss (learn): learningLost
-//	learning      an upper bound                 ends with a probe      the probe reads it (endProbe): steady
-//	learningLost  an upper bound                 ends with a long probe the probe finds no queue
-//	                                                                     (endStartProbe, gather): gathering
-//	gathering     the lowest of startWindows     whole                  the last (gathered): steady;
-//	              windows' latencies                                     a window of loss: learningLost
-//	steady        confirmed                      a probe every so often -
+//	phase         baseline            windows                  moves on after
+//	starting      none                whole                    loss: startingLost; none (learn):
+//	                                                           steady if unfilled, else learning
+//	startingLost  none                whole                    none (learn): learningLost
+//	learning      an upper bound      each ends with a probe   its probe reads it (endProbe): steady
+//	learningLost  an upper bound      each ends with a probe   a probe that finds no fleet's queue
+//	                                  of a fifth of a window   (endStartProbe, gather): gathering
+//	gathering     the lowest latency  whole                    startWindows (gathered): steady;
+//	                                                           loss: learningLost
+//	steady        confirmed           a probe now and then     -
 //
-// A probe runs in learning, learningLost and steady, and the phase holds while it does: the
-// window under way is a step of its own (step).
+// A probe runs in learning, learningLost and steady, and the phase holds while it runs: the
+// window under way has a step of its own (step).
 type phase uint8
 
 const (
@@ -85,29 +84,27 @@ func (a *lossDelay) probes() bool {
 }
 
 // step is what the window under way is to LossDelay's schedule, which the window's close and
-// the drops consult through scheduler (window.go):
+// the drops consult through scheduler:
 //
-//	step         the window                                   ends                  then
-//	whole        Config.Window                                at its end            whole
-//	rest         the rest of one that a probe, or a close     where that one would  whole
-//	             for loss once the baseline is confirmed,
-//	             cut short
-//	closedEarly  a whole or a rest one that most of its       now (closesEarly)     rest once the baseline
-//	             calls were dropped in                                              is confirmed, else whole
-//	draining     a probe's first part: half the limit, until  drainTime (endDrain)  measuring, without a
-//	             the calls admitted before it finish                                decision
-//	measuring    the probe's second: its calls' latency       measureTime, or up    rest
-//	                                                          to its bound while
-//	                                                          short of samples
+//	step         the window                                 ends                then
+//	whole        Config.Window                              at its end          whole
+//	rest         the rest of one that a probe, or a close   where that one      whole
+//	             for loss once confirmed, cut short         would, if not past
+//	closedEarly  whole or rest, most of its calls dropped   now (closesEarly)   rest if confirmed,
+//	                                                                            else whole
+//	draining     a probe's first part, at half the limit:   drainTime           measuring, without a
+//	             the calls admitted before it finish        (endDrain)          decision
+//	measuring    the probe's second: its calls' latency     measureTime, or at  rest
+//	                                                        its bound (shortEnd)
 //
-// A window that ends with a probe (startProbe) is followed by draining, whatever its step.
+// Where a window ends with a probe (startProbe), the next drains, whatever the step before.
 type step uint8
 
 const (
 	whole step = iota
 	rest
 	closedEarly
-	draining
+	draining // a probe's steps come last
 	measuring
 )
 
@@ -120,9 +117,10 @@ func (s step) after(confirmed bool) step {
 	return whole
 }
 
-// schedule is LossDelay's state for the windows' schedule.
+// schedule is LossDelay's state for its windows' ends, which Limiter reaches only through
+// scheduler (algorithm.go), with the methods below.
 type schedule struct {
-	step        step
+	step        step      // the window under way's
 	until       int64     // clock units: in measuring, the probe's end at the latest
 	resume      int64     // clock units: the end of the window a probe or a close for loss cut short
 	drops       dropCount // the drops of the window under way
@@ -132,9 +130,9 @@ type schedule struct {
 
 func (a *lossDelay) useClock(src *source, window int64) { a.src, a.windowUnits = src, window }
 
-// endDrain: the probe has waited for the calls admitted before it: what they sampled queued
-// at the limit before the probe, and is left out. It measures from now, and its window ends
-// once it has samples enough, or at its bound whatever it has.
+// endDrain ends a probe's drain: the calls admitted before the probe sampled the queue at the
+// limit before it, and their samples are left out. The probe measures from now, until it has
+// samples enough (measureTime), or until its bound (until) whatever it has.
 func (a *lossDelay) endDrain(now int64) (int64, bool) {
 	if a.step != draining {
 		return 0, false
@@ -144,7 +142,7 @@ func (a *lossDelay) endDrain(now int64) (int64, bool) {
 	return later(now, a.src.units(a.measureTime())), true
 }
 
-// shortEnd: a probe short of samples waits for them until its bound.
+// shortEnd is whole, but for a probe short of samples, which waits for them until its bound.
 func (a *lossDelay) shortEnd(now, whole int64) (int64, bool) {
 	if a.step != measuring {
 		return whole, true
@@ -152,12 +150,12 @@ func (a *lossDelay) shortEnd(now, whole int64) (int64, bool) {
 	return a.until, now < a.until
 }
 
-// nextEnd: a probe is the first part of a window. It begins with its drain, and once it is
-// over, the rest of that window runs at the limit it gave back. So the windows of a fleet's
-// limiters, started together, stay together, and so do their probes. Once the baseline is
-// confirmed, the rest of a window that closed early for its loss runs too; before, the window
-// after it is a whole one, whose start leaves the calls of the one that closed out of its
-// drops (noteDrop).
+// nextEnd is whole, but where the window drains (drainTime) or is the rest of one (resume).
+// A probe is the first part of a window: it begins with its drain, and once it is over, the
+// rest of that window runs at the limit it gave back. So the windows of a fleet's limiters,
+// started together, stay together, and so do their probes. Once the baseline is confirmed,
+// the rest of a window that closed early for its loss runs too; before, the window after it
+// is a whole one, whose start leaves the calls of the one that closed out of its drops.
 func (a *lossDelay) nextEnd(now, whole int64) int64 {
 	switch {
 	case a.step == draining:
@@ -177,11 +175,11 @@ func (a *lossDelay) dropped(id uint64) bool {
 	return n >= least && n%least == 0 && (n/least)&(n/least-1) == 0
 }
 
-// closesEarly: a window closes before its end where a majority of its calls were dropped, at
-// least MinWindowSamples and the minLossDrops that make a window one of loss. The dependency
-// is overwhelmed, and every moment waited times more calls out. A window closes so once it
-// has run at least 1/earlyCloses of its length: calls that fail fast close no more windows
-// than that.
+// closesEarly reports whether a majority of the window's calls were dropped, at least
+// MinWindowSamples and the minLossDrops that make a window one of loss, once it has run
+// 1/earlyCloses of its length. The dependency is overwhelmed, and every moment waited times
+// more calls out; calls that fail fast close no more windows than earlyCloses a window.
+// Unless a probe's, the window is then closedEarly.
 func (a *lossDelay) closesEarly(now, end int64, samples, drops uint64) bool {
 	if now-(end-a.windowUnits) < a.windowUnits/earlyCloses ||
 		drops < max(a.minSamples, minLossDrops) || 2*drops <= samples {
