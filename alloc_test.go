@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The call path allocates nothing: admitting and finishing, a departure, rejecting, closing a
-// window.
+// The call path allocates nothing: admitting and finishing, a departure, a drop, rejecting,
+// closing a window.
 func TestNoAllocations(t *testing.T) {
 	for _, clock := range []Clock{TickClock(), NanotimeClock(), TimeClock()} {
 		forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
@@ -23,6 +23,10 @@ func TestNoAllocations(t *testing.T) {
 				p, _ := l.Acquire()
 				p.Finish(Departed)
 			}), "admit + Finish(Departed)")
+			require.Zero(t, testing.AllocsPerRun(1000, func() {
+				p, _ := l.Acquire()
+				p.Done(context.DeadlineExceeded)
+			}), "admit + a drop (noteDrop)")
 			ctx, call := context.Background(), func(context.Context) (int, error) { return 1, nil }
 			require.Zero(t, testing.AllocsPerRun(1000, func() { _, _ = Do(ctx, l, call) }), "Do")
 

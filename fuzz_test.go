@@ -238,7 +238,7 @@ func FuzzWindow(f *testing.F) {
 		}
 		clock.now.Add(int64(time.Second))
 		step()
-		if a, ok := l.algorithm.(*lossDelay); ok && a.probing && l.Snapshot().Windows == before {
+		if a, ok := l.algorithm.(*lossDelay); ok && a.step >= draining && l.Snapshot().Windows == before {
 			// That close ended LossDelay's short probe's drain, which publishes nothing: the
 			// probe then measures for a fifth of a window at most.
 			clock.now.Add(int64(time.Second))
@@ -280,7 +280,7 @@ func (m *windowModel) check() {
 	id := m.l.window.id.Load()
 	if s.Windows == m.windows {
 		if id != m.id {
-			if a, ok := m.l.algorithm.(*lossDelay); !ok || !a.probing {
+			if a, ok := m.l.algorithm.(*lossDelay); !ok || a.step < draining {
 				m.t.Fatalf("window %d began without a decision, and no probe drained", id)
 			}
 			m.id = id

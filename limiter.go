@@ -33,7 +33,8 @@ type Limiter struct {
 	// Owned by the goroutine that holds closing.
 	closing    atomic.Bool
 	algorithm  algorithm
-	read       totals // what the last closed window read from the stripes
+	schedule   scheduler // the algorithm, where it schedules its windows; nil otherwise (set by New)
+	read       totals    // what the last closed window read from the stripes
 	published  published
 	departures departures
 	// Written by a window's close, read by departures: how long a departure must have run
@@ -86,6 +87,10 @@ func New(c Config) (*Limiter, error) {
 	}
 	l.wait.lists = make([]waitList, classes)
 	l.windowUnits = l.src.units(c.Window)
+	if s, ok := l.algorithm.(scheduler); ok {
+		s.useClock(&l.src, l.windowUnits)
+		l.schedule = s
+	}
 	l.timing.Store(c.Algorithm != AIMD)
 	l.setLimit(int64(c.InitialLimit))
 	l.window.end.Store(later(l.src.now(), l.windowUnits))

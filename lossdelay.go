@@ -2,7 +2,6 @@ package adaptivelimit
 
 import (
 	"math"
-	"sync/atomic"
 	"time"
 )
 
@@ -31,7 +30,7 @@ import (
 // the latency down. A limiter that lost calls before its first baseline, most likely one of a
 // fleet started together beyond the capacity, halves its limit while its probes say the fleet
 // still queues, then reads the baseline from whole windows below the capacity
-// (endStartProbe).
+// (endStartProbe). The tables of phase and step (lossdelay_phase.go) sum this up.
 // The limit is never cut by more than half in a window without loss or congestion. With
 // ProbeInterval, a probe every so many windows, jittered, probes again. Between probes the baseline only falls, with the latency of windows
 // that are not congested; it rises only when RelearnAfter windows in a row were congested and
@@ -42,7 +41,7 @@ type lossDelay struct {
 	minLimit  float64
 	maxLimit  float64
 	baseline  float64 // nanoseconds; 0 until the first window without loss
-	confirmed bool    // the baseline is measured, not only an upper bound on it
+	phase     phase   // what the baseline is (lossdelay_phase.go)
 	threshold float64
 	tolerance float64
 	backoff   float64
@@ -57,25 +56,19 @@ type lossDelay struct {
 	minSamples uint64  // Config.MinWindowSamples
 
 	untilProbe  int     // windows until the next periodic probe
-	probing     bool    // the window under way is a probe's
-	draining    bool    // the probe waits for the calls admitted before it to finish (window.go)
-	until       int64   // clock units: the end of the probe's window at the latest (window.go)
-	resume      int64   // clock units: the end of the window the probe is the first part of (window.go)
 	probeFrom   float64 // the latency of the window before the probe
 	probeFromN  float64 // its samples
 	reading     float64 // what the last probe read while the baseline is not confirmed
 	readingN    float64 // from how many samples; 0 for none
 	afterProbe  float64 // the limit to go back to when the probe ends, before any cut
-	startLoss   bool    // a window lost calls before the first baseline
-	gathering   int     // after a start in loss, the windows left to read the baseline from (endStartProbe)
+	gatherLeft  int     // in phase gathering, the windows left to read the baseline from
 	regain      float64 // the limit before a streak of loss, regained by doubling; 0 for none
 	doubledFrom float64 // the limit before the window under way doubled it; 0 if it did not
 	stalled     int     // congested windows in a row in which the latency did not fall
 	stallFrom   float64 // the latency of the first of them
 	stallBefore float64 // the limit before the first of them
 
-	drops dropCount // the drops of the window under way, counted by the drops (window.go)
-	early bool      // the window under way closes before its end, for its loss (window.go)
+	schedule // of the windows (lossdelay_phase.go)
 }
 
 func newLossDelay(c Config) *lossDelay {
@@ -98,8 +91,8 @@ func newLossDelay(c Config) *lossDelay {
 
 func (a *lossDelay) next(w window, d Decision) Decision {
 	mean := w.meanLatency
-	early := a.early
-	a.early = false
+	probing, early := a.step >= draining, a.step == closedEarly
+	a.step = a.step.after(a.confirmed())
 	doubledFrom := a.doubledFrom
 	a.doubledFrom = 0
 	lost := isLoss(w, a.threshold)
@@ -107,12 +100,11 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	gradient := lossGradient(a.tolerance, a.baseline, mean)
 	before := saturate(a.limit, 1, math.MaxInt)
 	switch {
-	case a.probing:
+	case probing:
 		d.Cause = CauseProbe
 		if w.samples < a.minSamples && !lost && !capped {
 			// The probe ran the most it may without the samples to read a latency: the
 			// limit comes back, and the next window probes again if it must.
-			a.probing = false
 			a.limit = a.afterProbe
 			break
 		}
@@ -125,11 +117,10 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		switch {
 		case doubledFrom > 0:
 			a.regain = doubledFrom // the slow start ends here (adjust)
-		case a.regain == 0 && a.confirmed:
+		case a.regain == 0 && a.confirmed():
 			a.regain = a.limit
 		}
-		a.startLoss = a.startLoss || a.baseline == 0
-		a.gathering = 0
+		a.lose()
 		inFlight := w.maxInFlight
 		if early {
 			// The calls that have finished so far may have started before the others; the
@@ -137,7 +128,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 			inFlight = saturate(a.limit, 0, math.MaxInt)
 		}
 		a.limit = backOff(a.limit, inFlight, min(a.backoff, gradient, max(0.5, 1-lossShare(w))))
-	case a.baseline == 0:
+	case a.phase <= startingLost:
 		// The first window without loss: the latency of the calls at this limit, no more than
 		// the no-load latency plus the queue. A window that did not fill its limit queued
 		// nothing of its own; one that did may have, and so may a fleet that lost calls before,
@@ -147,13 +138,11 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 			d.Cause = CauseAppLimited
 		}
 		a.baseline = max(mean, 1)
-		if w.maxInFlight < int(a.limit) && !a.startLoss {
-			a.confirm()
-		}
+		a.learn(w.maxInFlight < int(a.limit))
 		a.regain = a.maxLimit // slow start, once the baseline is confirmed
-	case a.gathering > 0:
+	case a.phase == gathering:
 		d.Cause = CauseSteady
-		a.gather(mean)
+		a.gathered(mean)
 	case float64(w.maxInFlight) < a.limit/2:
 		d.Cause = CauseAppLimited
 		a.learnLower(mean)
@@ -169,11 +158,11 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	case d.Cause == CauseGrowth && after < before:
 		d.Cause = CauseLatency
 	}
-	if !a.probing && a.gathering == 0 && d.Cause != CauseProbe && a.baseline > 0 && (!a.confirmed || a.probeDue()) {
+	if d.Cause != CauseProbe && a.probes() {
 		a.startProbe(mean, w.samples)
 		d.Cause = CauseProbe
 	}
-	if d.Gradient == 0 && a.confirmed {
+	if d.Gradient == 0 && a.confirmed() {
 		d.Gradient = queueGradient(a.baseline, mean)
 	}
 	d.LongLatency = a.longLatency()
@@ -216,7 +205,7 @@ func (a *lossDelay) adjust(w window, d *Decision) {
 		d.Cause = CauseGrowth
 		a.stalled = 0
 		a.learnLower(mean)
-		if !a.confirmed {
+		if !a.confirmed() {
 			// The baseline is only an upper bound on the no-load latency: a latency within
 			// tolerance of it says nothing of room to grow, and the probe that ends this
 			// window reads it again.
@@ -271,7 +260,7 @@ func queueGradient(baseline, mean float64) float64 {
 // a fleet's queue if it started together, out of it; from is the latency of the window
 // before, and samples its samples.
 func (a *lossDelay) startProbe(from float64, samples uint64) {
-	a.probing, a.draining = true, true
+	a.step = draining
 	a.probeFrom, a.probeFromN = from, float64(samples)
 	a.afterProbe = a.limit
 	a.limit = half(a.minLimit, a.limit)
@@ -295,7 +284,7 @@ func (a *lossDelay) drainTime() time.Duration {
 // at most the rest of the probe. After a start in loss it is the rest of the probe, so that
 // the probes of a fleet started together, of one length, stay together.
 func (a *lossDelay) measureTime() time.Duration {
-	if a.startingInLoss() {
+	if a.phase == learningLost {
 		return duration(a.measureMost())
 	}
 	calls := max(float64(a.minSamples), probeSamples, 2*a.limit)
@@ -318,23 +307,6 @@ func half(min, limit float64) float64 {
 	return max(min, math.Ceil(math.Floor(limit)/2))
 }
 
-// probeDue counts a window towards the next periodic probe, and reports whether it is due.
-func (a *lossDelay) probeDue() bool {
-	if a.probeInterval == 0 {
-		return false
-	}
-	a.untilProbe--
-	return a.untilProbe <= 0
-}
-
-// confirm takes the baseline as measured, and sets the time to the next periodic probe.
-func (a *lossDelay) confirm() {
-	a.confirmed = true
-	if a.probeInterval > 0 {
-		a.untilProbe = jitteredInterval(a.probeInterval, a.random())
-	}
-}
-
 // endProbe ends a probe: the limit comes back at once, less a backoff if the probe saw loss.
 // Where halving brought the latency down, the window before queued calls of its own: before
 // the baseline is confirmed, the limit is then cut by the latency's gradient, at most by
@@ -352,7 +324,6 @@ func (a *lossDelay) confirm() {
 // begins no slow start. (One that started in loss reads its first baseline in endStartProbe.)
 // Once confirmed, the baseline takes what a probe reads where it is lower.
 func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
-	a.probing = false
 	a.limit = a.afterProbe
 	if lost {
 		a.limit *= a.backoff
@@ -360,7 +331,7 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 	}
 	read, n := mean, float64(samples)
 	ratio := max(mean, 1) / max(a.probeFrom, 1) // latencies of 0 read as the 1 ns a baseline is at least
-	if a.startingInLoss() {
+	if a.phase == learningLost {
 		a.endStartProbe(mean, ratio)
 		return
 	}
@@ -372,7 +343,7 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		n += a.probeFromN
 	}
 	switch {
-	case a.confirmed:
+	case a.confirmed():
 		a.baseline = min(a.baseline, max(read, 1))
 		a.confirm()
 	case fell:
@@ -380,7 +351,7 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		a.regain = 0
 		a.baseline = max(read, 1)
 		a.reading, a.readingN = read, n
-	case !a.startLoss && a.readingN == 0 && math.Abs(ratio-1) <= oneReading:
+	case a.readingN == 0 && math.Abs(ratio-1) <= oneReading:
 		a.baseline = max(read, 1)
 		a.confirm()
 		if a.limit < a.regain {
@@ -398,10 +369,6 @@ func (a *lossDelay) endProbe(mean float64, samples uint64, lost bool) {
 		a.reading, a.readingN = read, n
 	}
 }
-
-// startingInLoss reports whether the limiter lost calls before its first baseline and has not
-// confirmed it yet: its probes run the whole fifth of a window, and endStartProbe ends them.
-func (a *lossDelay) startingInLoss() bool { return a.startLoss && !a.confirmed }
 
 // endStartProbe ends a probe of a limiter that lost calls before its first baseline: most
 // likely one of a fleet started together beyond the dependency's capacity, whose windows and
@@ -423,18 +390,18 @@ func (a *lossDelay) endStartProbe(mean, ratio float64) {
 		return
 	}
 	a.limit = a.afterProbe * min(1, ratio*startShare)
-	a.gathering = startWindows
+	a.gather()
 }
 
-// gather takes a window's latency into the first baseline after a start in loss: each window's
-// is an upper bound on the no-load latency, and the baseline is the lowest. After the last,
-// the baseline is confirmed, and no slow start begins: the capacity is the fleet's.
-func (a *lossDelay) gather(mean float64) {
-	if a.gathering == startWindows {
+// gathered takes a window's latency into the first baseline after a start in loss: each
+// window's is an upper bound on the no-load latency, and the baseline is the lowest. After the
+// last, the baseline is confirmed, and no slow start begins: the capacity is the fleet's.
+func (a *lossDelay) gathered(mean float64) {
+	if a.gatherLeft == startWindows {
 		a.baseline = max(mean, 1)
 	}
 	a.baseline = min(a.baseline, max(mean, 1))
-	if a.gathering--; a.gathering == 0 {
+	if a.gatherLeft--; a.gatherLeft == 0 {
 		a.regain = 0
 		a.confirm()
 	}
@@ -486,7 +453,7 @@ func (a *lossDelay) stall(mean float64) bool {
 
 // longLatency is the baseline once confirmed: before, it is only an upper bound on it.
 func (a *lossDelay) longLatency() time.Duration {
-	if !a.confirmed {
+	if !a.confirmed() {
 		return 0
 	}
 	return duration(a.baseline)
@@ -531,22 +498,4 @@ func backOff(limit float64, maxInFlight int, factor float64) float64 {
 // a fleet's limiters, started together, do not probe together; at least 1.
 func jitteredInterval(interval int, r float64) int {
 	return saturate(float64(interval)*(0.5+r/2), 1, max(1, interval))
-}
-
-// dropCount is the number of drops in the window under way, with the window's id in the
-// high half, so that the first drop of a new window starts from one. Only drops touch it.
-type dropCount struct{ v atomic.Uint64 }
-
-// add counts a drop in window id and returns the window's drops so far.
-func (c *dropCount) add(id uint64) uint64 {
-	for {
-		old := c.v.Load()
-		n := uint64(1)
-		if old>>32 == id&peakMask {
-			n = min(old&peakMask+1, peakMask)
-		}
-		if c.v.CompareAndSwap(old, (id&peakMask)<<32|n) {
-			return n
-		}
-	}
 }

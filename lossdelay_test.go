@@ -576,11 +576,11 @@ func TestLossDelayStartProbesStayInStep(t *testing.T) {
 	require.Equal(t, CauseDrop, l.Snapshot().Last.Cause)
 	window(l.Limit(), 0, time.Second)
 	require.Equal(t, CauseProbe, l.Snapshot().Last.Cause, "the first window without loss, then a probe")
-	require.True(t, a.probing && a.draining)
+	require.Equal(t, draining, a.step)
 	resume := a.resume
 	window(l.Limit(), 0, 100*time.Millisecond) // the drain
 	window(l.Limit(), 0, 100*time.Millisecond) // the measure
-	require.False(t, a.probing, "the probe is over")
-	require.False(t, a.confirmed)
+	require.Equal(t, rest, a.step, "the probe is over")
+	require.False(t, a.confirmed())
 	require.Equal(t, resume, l.window.end.Load(), "the rest of the window the probe began")
 }

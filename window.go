@@ -36,31 +36,25 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	id := l.window.id.Load()
 	read := l.stripes.sum(id)
-	probe, _ := l.algorithm.(*lossDelay)
-	if probe != nil && probe.draining {
-		// LossDelay's probe has waited for the calls admitted before it: what they sampled
-		// queued at the limit before the probe, and is left out. It measures from here, and
-		// its window ends once it has samples enough, or at its bound whatever it has.
-		probe.draining, probe.early = false, false
-		l.read = read
-		l.window.id.Store(id + 1)
-		l.window.end.Store(later(now, l.src.units(probe.measureTime())))
-		probe.until = later(now, l.src.units(duration(probe.measureMost())))
-		return
+	if l.schedule != nil {
+		if end, ok := l.schedule.endDrain(now); ok {
+			l.read = read
+			l.window.id.Store(id + 1)
+			l.window.end.Store(end)
+			return
+		}
 	}
 	samples := since(read.samples, l.read.samples)
 	if samples < uint64(l.cfg.MinWindowSamples) {
-		if probe != nil && probe.probing {
-			if now < probe.until {
-				l.window.end.Store(probe.until) // the probe waits for samples until its bound
-				l.closeClasses(samples, read)
-				return
-			}
-		} else {
-			// Too few samples: extend the window by whole windows until it ends after now,
-			// keeping its samples. With no traffic for a while that is several windows at once.
-			over := uint64(now-end) % uint64(l.windowUnits)
-			l.window.end.Store(later(now, l.windowUnits-int64(over)))
+		// Too few samples: extend the window by whole windows until it ends after now, keeping
+		// its samples. With no traffic for a while that is several windows at once.
+		over := uint64(now-end) % uint64(l.windowUnits)
+		next, waits := later(now, l.windowUnits-int64(over)), true
+		if l.schedule != nil {
+			next, waits = l.schedule.shortEnd(now, next)
+		}
+		if waits {
+			l.window.end.Store(next)
 			l.closeClasses(samples, read)
 			return
 		}
@@ -75,7 +69,6 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	l.read = read
 	l.judgeDepartures(w, id)
-	resumes := probe != nil && (probe.probing || probe.early && probe.confirmed)
 	d := Decision{
 		Samples:     count(w.samples),
 		Drops:       count(w.drops),
@@ -97,7 +90,11 @@ func (l *Limiter) closeWindow(now int64) {
 		l.stripes.recount()
 		l.endLeases()
 	}
-	l.window.end.Store(l.nextEnd(now, resumes))
+	next := later(now, l.windowUnits)
+	if l.schedule != nil {
+		next = l.schedule.nextEnd(now, next)
+	}
+	l.window.end.Store(next)
 	l.publish(&d)
 	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {
 		l.cfg.OnLimitChange(l.cfg.Name, d)
@@ -114,26 +111,6 @@ func (l *Limiter) closeClasses(samples uint64, read totals) {
 	}
 }
 
-// nextEnd is when the window that starts at now ends, where resumes says whether it is the
-// rest of the one that ended. A window lasts Config.Window, and LossDelay's probe is the first
-// part of one: it begins with its drain, and once it is over, the rest of that window runs at
-// the limit it gave back. So the windows of a fleet's limiters, started together, stay
-// together, and so do their probes. Once the baseline is confirmed, so is a window that closed
-// early for its loss; before, the window after it is a whole one, whose start leaves the calls
-// of the one that closed out of its drops (noteDrop).
-func (l *Limiter) nextEnd(now int64, resumes bool) int64 {
-	probe, _ := l.algorithm.(*lossDelay)
-	switch {
-	case probe == nil:
-	case probe.draining:
-		probe.resume = later(now, l.windowUnits)
-		return later(now, l.src.units(probe.drainTime()))
-	case resumes && !probe.probing && probe.resume > now:
-		return probe.resume
-	}
-	return later(now, l.windowUnits)
-}
-
 // since is how much a cumulative counter grew from before to now. A counter that went
 // backwards, which a torn plain add could do, grew by 0: a sample may be lost, never invented.
 func since(now, before uint64) uint64 {
@@ -146,44 +123,26 @@ func since(now, before uint64) uint64 {
 // count converts a count to an int, saturating where int has 32 bits.
 func count(n uint64) int { return int(min(n, math.MaxInt)) }
 
-// noteDrop counts a drop for LossDelay, which may close a window before its end: one in
-// which a majority of the calls were dropped, at least MinWindowSamples and the 3 drops that
-// make a window one of loss. The dependency is overwhelmed, and every moment waited times
-// more calls out. It moves the window's end to now, so that the drop's own done closes the
-// window, once it has run at least 1/earlyCloses of its length: calls that fail fast close no
-// more windows than that. Only the drops of calls that started in the window count: those admitted before
-// had their window, and one burst of timeouts must not close window after window. Only drops
-// call it, and it reads the stripes only when the window's drops reach that least number
-// times a power of two.
+// noteDrop counts a drop of a call that started at start for the scheduler, which may close
+// the window at once, before its end (closesEarly): the drop's own done then closes it. Only
+// the drops of calls that started in the window count: those admitted before had their
+// window, and one burst of timeouts must not close window after window. Only drops call it,
+// and it reads the stripes only where the scheduler asks (dropped).
 func (l *Limiter) noteDrop(start int64) {
-	a, ok := l.algorithm.(*lossDelay)
-	if !ok || start < l.window.end.Load()-l.windowUnits {
+	s := l.schedule
+	if s == nil || start < l.window.end.Load()-l.windowUnits {
 		return
 	}
 	id := l.window.id.Load()
-	n, least := a.drops.add(id), uint64(max(l.cfg.MinWindowSamples, minLossDrops))
-	if n < least || n%least != 0 || (n/least)&(n/least-1) != 0 {
-		return
-	}
-	if !l.closing.CompareAndSwap(false, true) {
+	if !s.dropped(id) || !l.closing.CompareAndSwap(false, true) {
 		return
 	}
 	defer l.closing.Store(false)
-	now := l.src.now()
-	if now-(l.window.end.Load()-l.windowUnits) < l.windowUnits/earlyCloses {
-		return
-	}
+	now, end := l.src.now(), l.window.end.Load()
 	read := l.stripes.sum(id)
 	samples := since(read.samples, l.read.samples) + 1 // this drop, not yet added
 	drops := since(read.drops, l.read.drops) + 1
-	if l.window.id.Load() == id && drops >= least && 2*drops > samples {
-		a.early = true // read by the close, which holds closing too
-		if !a.probing {
-			a.resume = l.window.end.Load()
-		}
+	if l.window.id.Load() == id && s.closesEarly(now, end, samples, drops) {
 		l.window.end.Store(now)
 	}
 }
-
-// earlyCloses is how many windows loss may close in a window's length, at most.
-const earlyCloses = 32
