@@ -5,14 +5,6 @@ import (
 	"time"
 )
 
-// window is what a closed window tells an algorithm.
-type window struct {
-	samples     uint64
-	drops       uint64
-	meanLatency float64 // nanoseconds
-	maxInFlight int     // the most calls in flight that a sample of the window saw, itself included
-}
-
 // algorithm moves the limit once a window. Only the goroutine that closes a window calls
 // it, so implementations keep plain state.
 type algorithm interface {

@@ -5,6 +5,14 @@ import (
 	"sync/atomic"
 )
 
+// window is what a closed window tells an algorithm.
+type window struct {
+	samples     uint64
+	drops       uint64
+	meanLatency float64 // nanoseconds
+	maxInFlight int     // the most calls in flight that a sample of the window saw, itself included
+}
+
 // windowState is read by every call and written once a window, so it has a line of its own,
 // away from the shared count of slots.
 type windowState struct {
