@@ -15,7 +15,7 @@ import (
 // case for byBytes' table: some entries collide, and lookup must find those.
 func TestClassLookup(t *testing.T) {
 	buffer := "abcdefghijklmnopqrstuvwxyz0123456789"
-	for _, n := range []int{1, 3, ClassesCeiling} {
+	for _, n := range []int{1, 3, MaxClasses} {
 		for _, stride := range []int{1, 2, 4} {
 			t.Run(fmt.Sprintf("classes=%d/stride=%d", n, stride), func(t *testing.T) {
 				classes := make([]Class, n)
