@@ -35,6 +35,8 @@ what each policy achieved. Scenarios:
   priority
           the step profile with critical calls (25% of the capacity) and sheddable ones (175%):
           the adaptive limiters reserve part of the limit for the critical class
+  fanin   the step profile with 1000 clients (-clients, up to 10000) in front of 50 servers:
+          each client's fair share is below one call in flight
 
 `
 
@@ -61,7 +63,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		duration = fs.Duration("duration", 0, "simulated time (default: the scenario's, 3m0s)")
 		load     = fs.Float64("load", 0, "offered load as a multiple of the nominal capacity (default 2)")
 		servers  = fs.Int("servers", 0, "the dependency's nominal capacity, in concurrent calls (default 50; fleet 100)")
-		clients  = fs.Int("clients", 0, "clients sharing the dependency, each with its own limiter (default 1; fleet 5)")
+		clients  = fs.Int("clients", 0, "clients sharing the dependency, each with its own limiter (default 1; fleet 5; fanin 1000)")
 		users    = fs.Int("users", 0, "closed loop: this many users, each waiting for its answer and thinking before the next call")
 		think    = fs.Duration("think", 0, "closed loop: mean think time between calls (default 40ms)")
 		timeout  = fs.Duration("timeout", 0, "every call's timeout, inside the limit (default 50ms)")
@@ -76,7 +78,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		critical = fs.Float64("critical", 0, fmt.Sprintf("with classes (-scenario priority): the critical calls' offered load, a share of the nominal capacity; the sheddable calls are the rest of -load (default %g)", defaultCritical))
 		byClass  = fs.Bool("byclass", false, "with classes: print the scenario and the per-class table only")
 		lost     = fs.Float64("lost", 0, "share of the calls lost on the way, each timing out whatever the load (default 0; lossy 0.005)")
-		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated")
+		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated (fanin: all but high)")
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
 		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating, and print each second's goodput; with -scenario single, 20s at a steady capacity; with -scenario fleet, 20s of a fleet of 8 clients against 20 workers")
@@ -114,6 +116,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	override(set, "think", &sc.think, *think)
 	override(set, "timeout", &sc.timeout, *timeout)
 	override(set, "window", &sc.window, *window)
+	sc.fitBulkheads()
 	override(set, "low", &sc.low, *low)
 	override(set, "high", &sc.high, *high)
 	override(set, "initial", &sc.limits.initial, *initial)
@@ -129,7 +132,9 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		sc.classes[0].share = sc.critical / sc.load
 		sc.classes[1].share = 1 - sc.classes[0].share
 	}
-	sc.kinds = splitList(*policies)
+	if set["policies"] {
+		sc.kinds = splitList(*policies)
+	}
 	if *summary {
 		for name := range set {
 			if name != "summary" && name != "seed" && name != "policies" && name != "chart" {
@@ -180,7 +185,7 @@ func splitList(s string) []string {
 // Bounds that keep a run meaningful and within a few minutes of CPU.
 const (
 	maxServers   = 10_000
-	maxClients   = 1_000
+	maxClients   = 10_000
 	maxLoad      = 20
 	maxDuration  = 24 * time.Hour
 	maxCallCount = 2e9 // calls a run may offer, over all policies

@@ -38,7 +38,7 @@ type scenario struct {
 }
 
 // scenarioNames lists the presets in the order the usage text shows them.
-var scenarioNames = []string{"step", "single", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart", "priority"}
+var scenarioNames = []string{"step", "single", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart", "priority", "fanin"}
 
 // preset returns a named scenario with every policy. "step" is the default:
 // the capacity halves for the middle third of the run.
@@ -97,10 +97,18 @@ func preset(name string) (scenario, error) {
 		// keep a reserve for the critical ones, and shed the sheddable ones first.
 		sc.classes = priorityClasses(priorityReserve)
 		sc.critical = defaultCritical
+	case "fanin":
+		// A fleet far wider than the dependency: 1000 clients in front of 50 servers, each
+		// client's fair share 0.05 calls in flight. The bulkheads follow -clients (fanin.go).
+		sc.clients = faninClients
 	default:
 		return scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(scenarioNames, ", "))
 	}
 	sc.kinds = policyKinds
+	if name == "fanin" {
+		sc.kinds = faninKinds
+	}
+	sc.fitBulkheads()
 	return sc, nil
 }
 
