@@ -4,6 +4,12 @@ package main
 // client's fair share 0.05 calls in flight.
 const faninClients = 1000
 
+// The fanin scenario in real time: 200 clients in front of 20 workers, 10 a worker, and
+// LossDelay beside itself as it was before limits below one call in flight.
+const faninRealClients = 200
+
+var faninRealKinds = []string{"lossdelay", unitFloorKind}
+
 // faninKinds are the fanin scenario's policies: its high bulkhead is most often its low
 // one, one call in flight, and is left out.
 var faninKinds = []string{"gradient2", "aimd", "vegas", "lossdelay", "low", "none"}

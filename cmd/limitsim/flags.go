@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -48,6 +49,7 @@ type options struct {
 	docs    string // a Markdown file whose marked blocks to rewrite; empty for none
 	summary bool   // one row a scenario instead of one scenario's table
 	byClass bool   // the per-class table only
+	sweep   []int  // fleet sizes to simulate the scenario at, one row each; none for one run
 }
 
 // parseFlags reads the command line. It starts from the preset that -scenario
@@ -83,6 +85,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
 		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating, and print each second's goodput; with -scenario single, 20s at a steady capacity; with -scenario fleet, 20s of a fleet of 8 clients against 20 workers")
 		summary  = fs.Bool("summary", false, "simulate every scenario with the adaptive policies (or -policies) and print one row a scenario; only -seed and -policies apply")
+		sweep    = fs.String("sweep", "", "simulate the scenario once for each of these fleet sizes (-clients), comma-separated, and print one row each: goodput, timeouts and Jain's index")
 		docs     = fs.String("docs", "", "rewrite the output blocks of this Markdown file, each after a line <!-- limitsim ARGS -->, with what limitsim ARGS prints, and do nothing else")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -151,6 +154,10 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 			sc.think = 40 * time.Millisecond
 		}
 	}
+	sizes, err := parseSweep(*sweep, set)
+	if err != nil {
+		return options{}, err
+	}
 	if err := validate(&sc, set); err != nil {
 		return options{}, err
 	}
@@ -163,7 +170,34 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	if *out != "" && !slices.Contains([]string{".svg", ".png", ".pdf"}, strings.ToLower(filepath.Ext(*out))) {
 		return options{}, fmt.Errorf("-out %q: the file name must end in .svg, .png or .pdf", *out)
 	}
-	return options{sc: sc, out: *out, chart: *chart, docs: *docs, summary: *summary, byClass: *byClass}, nil
+	return options{sc: sc, out: *out, chart: *chart, docs: *docs, summary: *summary, byClass: *byClass, sweep: sizes}, nil
+}
+
+// parseSweep reads -sweep: fleet sizes, each 1 to maxClients, for a simulated run that sets
+// -clients itself.
+func parseSweep(s string, set map[string]bool) ([]int, error) {
+	if !set["sweep"] {
+		return nil, nil
+	}
+	var errs []error
+	for _, name := range []string{"clients", "real", "summary", "out", "byclass"} {
+		if set[name] {
+			errs = append(errs, fmt.Errorf("-sweep prints one row a fleet size: -%s does not apply", name))
+		}
+	}
+	var sizes []int
+	for _, part := range splitList(s) {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 1 || n > maxClients {
+			errs = append(errs, fmt.Errorf("-sweep %q: want fleet sizes 1 to %d, comma-separated", part, maxClients))
+			continue
+		}
+		sizes = append(sizes, n)
+	}
+	if len(sizes) == 0 && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("-sweep %q: name at least one fleet size, 1 to %d", s, maxClients))
+	}
+	return sizes, errors.Join(errs...)
 }
 
 func override[T any](set map[string]bool, name string, field *T, value T) {
