@@ -42,6 +42,7 @@ type Limiter struct {
 	// to be a drop, in clock units, or 0 for none (depart.go).
 	departAfter atomic.Int64
 	departed    departed // the departures that were no drop (depart.go)
+	exact       float64  // the ExactLimit in force (pace.go)
 
 	cfg Config
 
@@ -89,7 +90,7 @@ func New(c Config) (*Limiter, error) {
 	}
 	l.windowUnits = l.src.units(c.Window)
 	l.timing.Store(c.Algorithm != AIMD)
-	l.setLimit(int64(c.InitialLimit))
+	l.exact = float64(l.setLimit(int64(c.InitialLimit)))
 	l.window.end.Store(later(l.src.now(), l.windowUnits))
 	return l, nil
 }
@@ -104,7 +105,10 @@ func (l *Limiter) Acquire() (Permit, error) {
 	}
 	// The zero Limiter's limit is 0, so it takes this branch, and reject panics.
 	if l.slots.allHeld(0) && l.enforced() {
-		return l.reject() // three loads, two compares and the count
+		if l.slots.gap.Load() != 0 {
+			return l.paced() // the limit is below 1 (pace.go)
+		}
+		return l.reject() // three loads, two compares, the pace's load and the count
 	}
 	var n int64
 	counted := false
@@ -112,7 +116,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 	case enforcing:
 		var ok bool
 		if n, ok = l.slots.tryAcquire(0); !ok {
-			return l.reject()
+			return l.refuse()
 		}
 	case leasing:
 		// take's first step, written out so that a call that gets its slot makes no call to
@@ -131,7 +135,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 				l.passOn()
 			}
 			if n == 0 {
-				return l.reject()
+				return l.refuse()
 			}
 		}
 	case disabled:
@@ -308,10 +312,11 @@ func elapsed(start, now int64) uint64 {
 // once, at the end, until a departure needs to know how long a call ran (depart.go).
 func (l *Limiter) timed() bool { return l.timing.Load() }
 
-// Limit returns how many calls may run at once now.
+// Limit returns how many calls may run at once now: 1 while the limit is below 1, which
+// admits one call at a time at a pace (Config.SubUnitFloor; Snapshot.ExactLimit).
 func (l *Limiter) Limit() int {
 	l.checkUsable()
-	return int(l.slots.limit.Load())
+	return int(max(l.slots.limit.Load(), 1)) // 0 only while paced (pace.go)
 }
 
 // InFlight returns how many calls hold a slot now. While calls start and finish beside it,
