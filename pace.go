@@ -16,7 +16,8 @@ package adaptivelimit
 //   - The gap is at most pacedWindows windows.
 //   - A call that misses its turn leaves it to the next: slots.next keeps its schedule, at
 //     most one gap behind the clock, so that the calls admitted match the pace wherever calls
-//     come faster than it.
+//     come faster than it. A turn more than a gap ahead, set at a slower pace or before the
+//     clock stepped back, has come.
 //   - Limit reports 1 while paced, the most calls in flight; Decision.ExactLimit and
 //     Snapshot.ExactLimit, the share.
 //   - Only a limiter without Classes and without MaxWait is paced (Config.validate): the
@@ -50,9 +51,9 @@ func (l *Limiter) admitPaced() (ticket, bool) {
 	}
 	now := l.src.now() // a Clock that panics does so before a slot is taken
 	next := sl.next.Load()
-	// Not before the turn: now in [next-gap, next), in one compare. A clock that stepped back
-	// further finds the turn come, and the turns start again from now, as a window that a
-	// step back left far ahead ends (closeWindow).
+	// Not before the turn: now in [next-gap, next), in one compare. A turn further away was
+	// set at a slower pace than today's, or the clock stepped back: it has come, and the
+	// turns start again from now, as a window that a step back left far ahead ends.
 	if uint64(next-1-now) < uint64(gap) || !sl.taken.CompareAndSwap(0, 1) {
 		return ticket{}, false
 	}
