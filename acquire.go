@@ -90,7 +90,9 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 					l.passOn()
 				}
 			}
-		case ce == nil && l.rejection != nil: // the zero Limiter's limit is 0: reject panics
+		case ce == nil && l.rejection != nil && l.slots.gap.Load() == 0:
+			// Without classes, and no pace: the limit is 1 or more (pace.go). The zero
+			// Limiter's limit is 0, and reject panics.
 			l.stripes.reject()
 			return Permit{}, l.rejection
 		}
@@ -105,7 +107,13 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 			}
 			return Permit{ticket: p}, nil
 		}
-		if ce == nil || !l.heldBackIdle(ce) || !l.closeIdle() {
+		if ce == nil {
+			if p, ok := l.admitPaced(); ok { // a limit below 1 admits at its pace (pace.go)
+				return Permit{ticket: p}, nil
+			}
+			return Permit{}, l.reject(nil)
+		}
+		if !l.heldBackIdle(ce) || !l.closeIdle() {
 			return Permit{}, l.reject(ce)
 		}
 	}

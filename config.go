@@ -60,6 +60,14 @@ type Config struct {
 	Window           time.Duration // default 1s; from 1ms to 1h
 	MinWindowSamples int           // default 10; at most 1,000,000
 
+	// SubUnitFloor turns limits below one call in flight on or off, and is the lowest such
+	// limit: below 1 a limiter admits one call at a time, at the pace that Little's law gives
+	// (docs/algorithms.md). 0, the default, turns them on for LossDelay at 1/1024 where
+	// MinLimit is 1, without Classes and without MaxWait, and off otherwise; 1 turns them off.
+	// A value in [1/65536, 1) turns them on at that floor, for LossDelay in those conditions;
+	// Gradient2, AIMD and Vegas, which follow Netflix's, ignore it.
+	SubUnitFloor float64
+
 	Smoothing    float64 // Gradient2 and Vegas: default 0.2 (Gradient2) or 1 (Vegas), in (0, 1]
 	RTTTolerance float64 // Gradient2: default 1.5, at least 1
 	LongWindow   int     // Gradient2: windows in the long-term average; default 600, at most 1,000,000
@@ -151,6 +159,8 @@ const (
 	defaultDelayTolerance   = 1.08
 	defaultIncreaseRatio    = 0.2
 	defaultRelearnAfter     = 5
+	defaultSubUnitFloor     = 1.0 / 1024 // LossDelay's: a fleet of 20,000 in front of a capacity of 25
+	minSubUnitFloor         = 1.0 / 65536
 )
 
 // The largest values New accepts, which Config's comments state. A limit beyond
@@ -205,6 +215,10 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.DelayTolerance, defaultDelayTolerance)
 	setDefault(&c.IncreaseRatio, defaultIncreaseRatio)
 	setDefault(&c.RelearnAfter, defaultRelearnAfter)
+	if c.Algorithm == LossDelay && c.MinLimit == 1 && len(c.Classes) == 0 && c.MaxWait == 0 {
+		setDefault(&c.SubUnitFloor, defaultSubUnitFloor)
+	}
+	setDefault(&c.SubUnitFloor, 1)
 	if c.Random == nil {
 		c.Random = rand.Float64
 	}
@@ -243,6 +257,7 @@ func (c Config) validate() error {
 		v.fail("window", c.Window, "must lie in [1ms, 1h]", ErrOutOfRange)
 	}
 	v.count("minWindowSamples", c.MinWindowSamples, minWindowSamplesCeiling)
+	v.subUnitFloor(c)
 	v.tuning("smoothing", c.Smoothing, c.Smoothing > 0 && c.Smoothing <= 1, "must lie in (0, 1]")
 	v.tuning("rttTolerance", c.RTTTolerance, c.RTTTolerance >= 1, "must be at least 1")
 	v.count("longWindow", c.LongWindow, windowsCeiling)
@@ -304,6 +319,24 @@ func (v *validator) bound(key string, value int, what string) {
 func (v *validator) count(key string, value, ceiling int) {
 	if value < 1 || value > ceiling {
 		v.fail(key, value, fmt.Sprintf("must lie in [1, %d]", ceiling), ErrInvalidTuning)
+	}
+}
+
+// subUnitFloor checks SubUnitFloor: in [1/65536, 1], and for LossDelay below 1 only with
+// MinLimit 1, without classes and without MaxWait. The other algorithms ignore it, as they
+// ignore LossDelay's other tuning.
+func (v *validator) subUnitFloor(c Config) {
+	f := c.SubUnitFloor
+	switch {
+	case !(f >= minSubUnitFloor && f <= 1):
+		v.fail("subUnitFloor", f, "must lie in [1/65536, 1], 1 for off, or be 0 for the default", ErrInvalidTuning)
+	case f == 1 || c.Algorithm != LossDelay:
+	case c.MinLimit != 1:
+		v.fail("subUnitFloor", f, fmt.Sprintf("must be 1 (off) or 0 where minLimit (%d) is above 1", c.MinLimit), ErrInvalidTuning)
+	case len(c.Classes) > 0:
+		v.fail("subUnitFloor", f, "must be 1 (off) or 0 with classes", ErrInvalidTuning)
+	case c.MaxWait > 0:
+		v.fail("subUnitFloor", f, fmt.Sprintf("must be 1 (off) or 0 with maxWait (%v): a limit below 1 queues no waiters", c.MaxWait), ErrInvalidTuning)
 	}
 }
 

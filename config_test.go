@@ -195,6 +195,7 @@ func TestConfigErrorsInTableOrder(t *testing.T) {
 		"maxLimit":         func(c *Config) { c.MaxLimit = -1 },
 		"window":           func(c *Config) { c.Window = time.Microsecond },
 		"minWindowSamples": func(c *Config) { c.MinWindowSamples = -1 },
+		"subUnitFloor":     func(c *Config) { c.SubUnitFloor = 2 },
 		"smoothing":        func(c *Config) { c.Smoothing = 2 },
 		"rttTolerance":     func(c *Config) { c.RTTTolerance = 0.5 },
 		"longWindow":       func(c *Config) { c.LongWindow = -1 },

@@ -124,6 +124,10 @@ func FuzzAlgorithm(f *testing.F) {
 			if d.LimitAfter < c.MinLimit || d.LimitAfter > c.MaxLimit {
 				t.Fatalf("%v after %+v: limit %d outside [%d, %d]", c.Algorithm, w, d.LimitAfter, c.MinLimit, c.MaxLimit)
 			}
+			if floor := subUnitFloor(c); d.ExactLimit != 0 && !(d.ExactLimit >= floor && d.ExactLimit <= float64(c.MaxLimit)) ||
+				d.ExactLimit != 0 && d.ExactLimit >= 1 && int(d.ExactLimit) != d.LimitAfter {
+				t.Fatalf("%v after %+v: exact limit %v outside [%v, %d] or apart from %d", c.Algorithm, w, d.ExactLimit, floor, c.MaxLimit, d.LimitAfter)
+			}
 			if math.IsNaN(d.Gradient) || d.Gradient != 0 && (d.Gradient < 0.5 || d.Gradient > 1) ||
 				d.LongLatency < 0 || a.longLatency() < 0 {
 				t.Fatalf("%v after %+v: %+v, long-term latency %v", c.Algorithm, w, d, a.longLatency())
@@ -219,11 +223,17 @@ func FuzzWindow(f *testing.F) {
 		}
 		// No stuck window: enough samples, then a window of time, close one.
 		now := clock.now.Load()
-		if now > math.MaxInt64-3*int64(time.Second) {
+		paced := int64(c.MinWindowSamples+3) * pacedWindows * int64(time.Second) // turns a limit below 1 waits for
+		if now > math.MaxInt64-3*int64(time.Second)-paced {
 			return
 		}
 		before := l.Snapshot().Windows
 		step := func() {
+			if gap, next, now := l.slots.gap.Load(), l.slots.next.Load(), clock.now.Load(); gap != 0 && next > now && next-now <= gap {
+				// A limit below 1: the next call waits for its turn, at most pacedWindows
+				// windows away (pace.go); one further away is a clock that stepped back.
+				clock.now.Store(next)
+			}
 			p, err := l.Acquire()
 			if err != nil {
 				t.Fatalf("nothing held, and Acquire: %v", err)

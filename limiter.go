@@ -41,6 +41,7 @@ type Limiter struct {
 	// to be a drop, in clock units, or 0 for none (depart.go).
 	departAfter atomic.Int64
 	departed    departed // the departures that were no drop (depart.go)
+	exact       float64  // the ExactLimit in force (pace.go)
 
 	cfg Config
 
@@ -92,7 +93,7 @@ func New(c Config) (*Limiter, error) {
 		l.schedule = s
 	}
 	l.timing.Store(c.Algorithm != AIMD)
-	l.setLimit(int64(c.InitialLimit))
+	l.exact = float64(l.setLimit(int64(c.InitialLimit)))
 	l.window.end.Store(later(l.src.now(), l.windowUnits))
 	return l, nil
 }
@@ -113,10 +114,11 @@ func panicUnusable() {
 // once, at the end, until a departure needs to know how long a call ran (depart.go).
 func (l *Limiter) timed() bool { return l.timing.Load() }
 
-// Limit returns how many calls may run at once now.
+// Limit returns how many calls may run at once now: 1 while the limit is below 1, which
+// admits one call at a time at a pace (Config.SubUnitFloor; Snapshot.ExactLimit).
 func (l *Limiter) Limit() int {
 	l.checkUsable()
-	return int(l.slots.limit.Load())
+	return int(max(l.slots.limit.Load(), 1)) // 0 only while paced (pace.go)
 }
 
 // InFlight returns how many calls hold a slot now. While calls start and finish beside it,

@@ -405,12 +405,13 @@ func TestSnapshot(t *testing.T) {
 	}
 	s := l.Snapshot()
 	require.Equal(t, Snapshot{
-		Name: "inventory", Algorithm: Gradient2, Limit: 10, MinLimit: 2, MaxLimit: 50,
+		Name: "inventory", Algorithm: Gradient2, Limit: 10, ExactLimit: 10, MinLimit: 2, MaxLimit: 50,
 		Windows: 1, WindowLatency: 20 * time.Millisecond, LongLatency: 20 * time.Millisecond,
 		decisions: decisions(CauseAppLimited, limitKept),
 		Last: Decision{
 			Samples: 1, MeanLatency: 20 * time.Millisecond, MaxInFlight: 1,
 			LongLatency: 20 * time.Millisecond, Cause: CauseAppLimited, LimitBefore: 10, LimitAfter: 10,
+			ExactLimit: 10,
 		},
 		Successes: 10,
 	}, s, "the first sample closes the window; it saw 1 in flight, fewer than half of 10")

@@ -63,6 +63,7 @@ type lossDelay struct {
 	afterProbe  float64 // the limit to go back to when the probe ends, before any cut
 	gatherLeft  int     // in phase gathering, the windows left to read the baseline from
 	regain      float64 // the limit before a streak of loss, regained by doubling; 0 for none
+	fromLoss    bool    // regain is the limit before a streak of loss, not the start's MaxLimit
 	doubledFrom float64 // the limit before the window under way doubled it; 0 if it did not
 	stalled     int     // congested windows in a row in which the latency did not fall
 	stallFrom   float64 // the latency of the first of them
@@ -74,7 +75,7 @@ type lossDelay struct {
 func newLossDelay(c Config) *lossDelay {
 	return &lossDelay{
 		limit:         float64(c.InitialLimit),
-		minLimit:      float64(c.MinLimit),
+		minLimit:      subUnitFloor(c),
 		maxLimit:      float64(c.MaxLimit),
 		threshold:     c.LossThreshold,
 		tolerance:     c.DelayTolerance,
@@ -87,6 +88,15 @@ func newLossDelay(c Config) *lossDelay {
 		window:        float64(c.Window),
 		minSamples:    uint64(c.MinWindowSamples),
 	}
+}
+
+// subUnitFloor is the lowest limit of c: SubUnitFloor where it is set below 1 (New allows it
+// only with MinLimit 1), else MinLimit.
+func subUnitFloor(c Config) float64 {
+	if c.SubUnitFloor > 0 && c.SubUnitFloor < 1 {
+		return c.SubUnitFloor
+	}
+	return float64(c.MinLimit)
 }
 
 func (a *lossDelay) next(w window, d Decision) Decision {
@@ -116,18 +126,21 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		}
 		switch {
 		case doubledFrom > 0:
-			a.regain = doubledFrom // the slow start ends here (adjust)
+			a.regain, a.fromLoss = doubledFrom, true // the slow start ends here (adjust)
 		case a.regain == 0 && a.confirmed():
-			a.regain = a.limit
+			a.regain, a.fromLoss = a.limit, true
 		}
 		a.lose()
 		inFlight := w.maxInFlight
-		if early {
+		if early && !(a.subUnit() && a.baseline == 0) {
 			// The calls that have finished so far may have started before the others; the
-			// limit is what ran.
-			inFlight = saturate(a.limit, 0, math.MaxInt)
+			// limit is what ran. (Below 1, before a baseline: see deepest.)
+			inFlight = saturate(max(a.limit, 1), 0, math.MaxInt)
 		}
-		a.limit = backOff(a.limit, inFlight, min(a.backoff, gradient, max(0.5, 1-lossShare(w))))
+		a.limit = backOff(a.limit, inFlight, min(a.backoff, gradient, max(a.deepest(), 1-lossShare(w))))
+		if a.limit < 1 {
+			a.limit = max(a.limit, min(1, a.lossRegain()/streakDepth))
+		}
 	case a.phase <= startingLost:
 		// The first window without loss: the latency of the calls at this limit, no more than
 		// the no-load latency plus the queue. A window that did not fill its limit queued
@@ -139,13 +152,20 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		}
 		a.baseline = max(mean, 1)
 		a.learn(w.maxInFlight < int(a.limit))
-		a.regain = a.maxLimit // slow start, once the baseline is confirmed
+		a.regain, a.fromLoss = a.maxLimit, false // slow start, once the baseline is confirmed
 	case a.phase == gathering:
 		d.Cause = CauseSteady
 		a.gathered(mean)
 	case float64(w.maxInFlight) < a.limit/2:
 		d.Cause = CauseAppLimited
 		a.learnLower(mean)
+	case a.limit < 1 && a.limit < a.lossRegain():
+		// A paced limiter back from a streak of loss: a window without loss is all that its
+		// few calls say of a dependency back from an incident. It regains up to 1 at once,
+		// and doubles from there (adjust).
+		d.Cause = CauseGrowth
+		a.doubledFrom = a.limit
+		a.limit = min(1, a.lossRegain())
 	default:
 		a.adjust(w, &d)
 	}
@@ -167,6 +187,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	}
 	d.LongLatency = a.longLatency()
 	d.LimitAfter = saturate(a.limit, 1, math.MaxInt) // clamped above
+	d.ExactLimit = a.limit
 	return d
 }
 
@@ -224,13 +245,65 @@ func (a *lossDelay) adjust(w window, d *Decision) {
 	a.limit = a.limit*gradient + pace(a.tolerance, a.limit) + a.increase*a.limit*room(a.tolerance, a.baseline, mean)
 }
 
+// Limits below 1 (Config.SubUnitFloor; the calls are paced: pace.go).
+//
+//   - A window of loss cuts a limit below 1, or one before the first baseline, by up to
+//     deepestSubUnit rather than half: a fleet of N clients started at InitialLimit holds
+//     N times it, and must come down to the capacity's share, maybe 1/N, in a few windows of
+//     loss, each of which times out a client's MinWindowSamples calls. Before the first
+//     baseline it cuts from the calls in flight also where the window closed early: the
+//     limit, much higher, never ran.
+//   - A streak of loss takes the limit no lower than streakDepth times below the limit
+//     before it, where that was 1 or more: a dependency that served that limit to this
+//     client alone is more likely down than suddenly shared by so many more clients, and
+//     a paced limiter far below 1 would take many windows to find it back. The first window
+//     without loss after it takes the limit back to 1 at once (or to the limit before, where
+//     lower), and the slow start doubles it from there.
+//   - Below 1 the pace is in proportion to the limit (pace): a fleet of N at limits about
+//     the capacity over N grows by N times the pace, which a pace that fell less than the
+//     limit would make many times the capacity.
+//
+// With SubUnitFloor 1 (minLimit 1 or more), none of this applies: LossDelay is as before.
+
+// deepestSubUnit is the deepest cut of a window of loss below 1 or before the first baseline.
+const deepestSubUnit = 1.0 / 8
+
+// streakDepth is how far below the limit before a streak of loss the streak takes a limit
+// below 1.
+const streakDepth = 64
+
+// subUnit reports whether the limit may go below 1.
+func (a *lossDelay) subUnit() bool { return a.minLimit < 1 }
+
+// deepest is the deepest cut of a window of loss: half, or deepestSubUnit below 1 or before
+// the first baseline.
+func (a *lossDelay) deepest() float64 {
+	if a.subUnit() && (a.limit < 1 || a.baseline == 0) {
+		return deepestSubUnit
+	}
+	return 0.5
+}
+
+// lossRegain is the limit before a streak of loss, which the limit regains; 0 for none, and
+// for the slow start's MaxLimit.
+func (a *lossDelay) lossRegain() float64 {
+	if !a.fromLoss {
+		return 0
+	}
+	return a.regain
+}
+
 // pace is what a limit grows by in a window: a limit of paceLimit by the share 1-1/tolerance
 // of itself, the share of the latency that may be queueing at the tolerance; a larger limit by
 // its size to the power paceExponent, less than in proportion, so that it settles with less
 // queueing, and a smaller one by more, so that it settles with more. The exponent trades
 // the two: near 0 a fleet of many small limits queues the more the larger the fleet; near 1
 // growth is a share of the limit again, and baselines a percent apart set the shares apart.
+// Below 1 it is in proportion to the limit, as at 1 (see deepestSubUnit).
 func pace(tolerance, limit float64) float64 {
+	if limit < 1 {
+		return pace(tolerance, 1) * limit
+	}
 	return (1 - 1/tolerance) * paceLimit * math.Pow(limit/paceLimit, paceExponent)
 }
 
@@ -302,8 +375,11 @@ func (a *lossDelay) measureMost() float64 {
 }
 
 // half is half of limit, rounded up, so that the published limit is never below half the one
-// before: at least min.
+// before: at least min. Below 1, where min is, it is half the limit.
 func half(min, limit float64) float64 {
+	if limit < 1 {
+		return max(min, limit/2)
+	}
 	return max(min, math.Ceil(math.Floor(limit)/2))
 }
 

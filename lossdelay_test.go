@@ -105,7 +105,7 @@ func TestLossDelaySlowStartEndsAtLoss(t *testing.T) {
 // did not queue, less a twentieth, and the baseline is the lowest latency of the next three
 // windows. No window without loss cuts the limit to less than half the window before's.
 func TestLossDelayFleetStart(t *testing.T) {
-	c, err := Config{Algorithm: LossDelay, InitialLimit: 20}.resolved()
+	c, err := Config{Algorithm: LossDelay, InitialLimit: 20, SubUnitFloor: 1}.resolved() // below 1: TestLossDelayBelowOne
 	require.NoError(t, err)
 	a := newLossDelay(c)
 	d := a.next(window{samples: 1000, drops: 600, meanLatency: 45 * ms, maxInFlight: 20}, Decision{})
@@ -171,9 +171,9 @@ func TestLossDelayLossBacksOffAndTeachesNothing(t *testing.T) {
 }
 
 func TestLossDelayRegainsTheLimitAfterLoss(t *testing.T) {
-	a := newTestLossDelay(t, Config{InitialLimit: 40})
+	a := newTestLossDelay(t, Config{InitialLimit: 40, SubUnitFloor: 1})
 	// An incident: every call times out, at the timeout's latency, for a long while. The
-	// limit goes to MinLimit and the baseline stays.
+	// limit goes to MinLimit and the baseline stays. (Below 1: TestLossDelayBelowOne.)
 	for range 30 {
 		d := a.next(window{samples: 20, drops: 20, meanLatency: 50 * ms, maxInFlight: a.limitInt()}, Decision{})
 		require.Equal(t, CauseDrop, d.Cause)
@@ -315,7 +315,7 @@ func TestLossDelayRelearnsAfterAShift(t *testing.T) {
 	require.LessOrEqual(t, a.baseline, 10*ms, "the baseline only fell, with the latency")
 
 	// Nor when the limit is pinned at MinLimit: in a fleet, the others keep the queue.
-	a = newTestLossDelay(t, Config{InitialLimit: 1})
+	a = newTestLossDelay(t, Config{InitialLimit: 1, SubUnitFloor: 1})
 	for range 20 {
 		require.Equal(t, CauseLatency, a.next(full(1, 20, 0), Decision{}).Cause)
 	}

@@ -38,6 +38,8 @@ var keys = []keySpec{
 		valid: "1ms to 1h", errs: []error{ErrDurationSyntax, ErrOutOfRange}},
 	{name: "minWindowSamples", field: func(c *Config) any { return &c.MinWindowSamples },
 		valid: "1 to 1,000,000 (calls)", errs: []error{ErrInvalidTuning}},
+	{name: "subUnitFloor", field: func(c *Config) any { return &c.SubUnitFloor },
+		valid: "[1/65536, 1]: the lowest limit, below 1 for paced calls; 1 for off; 1/1024 by default for LossDelay with minLimit 1, no classes and maxWait 0, where a value below 1 needs all three; used by LossDelay", errs: []error{ErrInvalidTuning}},
 	{name: "smoothing", field: func(c *Config) any { return &c.Smoothing },
 		valid: "(0, 1]; 1 by default for Vegas; used by Gradient2 and Vegas", errs: []error{ErrInvalidTuning}},
 	{name: "rttTolerance", field: func(c *Config) any { return &c.RTTTolerance },

@@ -21,6 +21,8 @@ type slots struct {
 	limit    atomic.Int64
 	cacheCap atomic.Int64 // the most idle slots a P's cache keeps under this limit
 	lease    atomic.Int64 // the lease word: see below
+	gap      atomic.Int64 // clock units between admissions while the limit is below 1; 0 while not (pace.go)
+	next     atomic.Int64 // clock units: the earliest next admission while the limit is below 1 (pace.go)
 	_        pad
 }
 

@@ -18,18 +18,22 @@ type Decision struct {
 	Cause       Cause         // why the limit moved or stayed
 	LimitBefore int
 	LimitAfter  int
+	// ExactLimit is the limit after the window as a real number: LimitAfter, or a share below
+	// 1 while calls are paced (Config.SubUnitFloor), with LimitAfter 1.
+	ExactLimit float64
 }
 
 // Snapshot is a limiter's state at one moment.
 type Snapshot struct {
-	Name      string
-	Algorithm Algorithm
-	Limit     int // how many calls may run at once
-	InFlight  int // how many hold a slot; with classes, the classes' InFlight added up
-	MinLimit  int
-	MaxLimit  int
-	Disabled  bool
-	DryRun    bool
+	Name       string
+	Algorithm  Algorithm
+	Limit      int     // how many calls may run at once
+	ExactLimit float64 // Limit, or the share below 1 while calls are paced (Config.SubUnitFloor)
+	InFlight   int     // how many hold a slot; with classes, the classes' InFlight added up
+	MinLimit   int
+	MaxLimit   int
+	Disabled   bool
+	DryRun     bool
 
 	Windows       uint64        // windows that recomputed the limit
 	WindowLatency time.Duration // the last such window's mean latency
@@ -127,6 +131,10 @@ func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
 	s.Successes = l.published.successes.report(t.samples - min(t.drops, t.samples))
 	s.Windows, s.LimitChanges, s.LongLatency, s.Last = l.published.load(&s.decisions)
 	s.WindowLatency = s.Last.MeanLatency
+	s.ExactLimit = float64(s.Limit)
+	if s.Windows > 0 && s.Last.ExactLimit < 1 {
+		s.ExactLimit = s.Last.ExactLimit // below 1 since the last window (pace.go)
+	}
 	return cs
 }
 
@@ -139,7 +147,7 @@ type published struct {
 	windows atomic.Uint64
 	changes atomic.Uint64
 	long    atomic.Int64
-	last    [9]atomic.Uint64
+	last    [10]atomic.Uint64
 
 	decisions [causes][directions]atomic.Uint64
 
@@ -166,23 +174,36 @@ func (m *monotone) report(n uint64) uint64 {
 }
 
 // publish gives the window's decision its cause and publishes it, for the window closer.
-func (l *Limiter) publish(d *Decision) {
+// before is the ExactLimit before the window.
+func (l *Limiter) publish(d *Decision, before float64) {
+	own := d.Cause
 	d.Cause = causeOf(l.cfg.Algorithm, d, l.cfg.MinLimit, l.cfg.MaxLimit)
-	l.published.store(d, l.algorithm.longLatency())
+	if d.Cause == CauseBounds && d.ExactLimit != before {
+		d.Cause = own // LossDelay's, below 1: the limit moved under a LimitAfter of 1
+	}
+	l.published.store(d, before, l.algorithm.longLatency())
 }
 
-func (p *published) store(d *Decision, long time.Duration) {
+func (p *published) store(d *Decision, before float64, long time.Duration) {
 	p.seq.Add(1)
 	p.windows.Add(1)
-	if d.LimitAfter != d.LimitBefore {
+	if moved(d, before) {
 		p.changes.Add(1)
 	}
-	p.decisions[d.Cause][directionOf(d)].Add(1)
+	dir := directionOf(d)
+	switch {
+	case dir != limitKept:
+	case d.ExactLimit > before:
+		dir = limitUp
+	case d.ExactLimit < before:
+		dir = limitDown
+	}
+	p.decisions[d.Cause][dir].Add(1)
 	p.long.Store(int64(long))
 	words := [len(p.last)]uint64{
 		uint64(d.Samples), uint64(d.Drops), uint64(d.MeanLatency), uint64(d.MaxInFlight),
 		uint64(d.LongLatency), math.Float64bits(d.Gradient), uint64(d.LimitBefore), uint64(d.LimitAfter),
-		uint64(d.Cause),
+		uint64(d.Cause), math.Float64bits(d.ExactLimit),
 	}
 	for i := range words {
 		p.last[i].Store(words[i])
@@ -215,7 +236,7 @@ func (p *published) load(counts *[causes][directions]uint64) (windows, changes u
 	d = Decision{
 		Samples: int(w[0]), Drops: int(w[1]), MeanLatency: time.Duration(w[2]), MaxInFlight: int(w[3]),
 		LongLatency: time.Duration(w[4]), Gradient: math.Float64frombits(w[5]), LimitBefore: int(w[6]),
-		LimitAfter: int(w[7]), Cause: Cause(w[8]),
+		LimitAfter: int(w[7]), Cause: Cause(w[8]), ExactLimit: math.Float64frombits(w[9]),
 	}
 	return windows, changes, long, d
 }

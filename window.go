@@ -86,6 +86,9 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	d = l.algorithm.next(w, d)
 	d.LimitAfter = int(l.setLimit(int64(clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit))))
+	l.setPace(&d, now)
+	before := l.exact
+	l.exact = d.ExactLimit
 	if d.LimitAfter > d.LimitBefore {
 		l.passOn() // the new slots go to waiters first
 	}
@@ -103,8 +106,8 @@ func (l *Limiter) closeWindow(now int64) {
 		next = l.schedule.nextEnd(now, next)
 	}
 	l.window.end.Store(next)
-	l.publish(&d)
-	if d.LimitAfter != d.LimitBefore && l.cfg.OnLimitChange != nil {
+	l.publish(&d, before)
+	if moved(&d, before) && l.cfg.OnLimitChange != nil {
 		l.cfg.OnLimitChange(l.cfg.Name, d)
 	}
 }

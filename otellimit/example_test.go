@@ -29,6 +29,7 @@ func ExampleRegister() {
 	// r4c.adaptivelimit.limit.changes ({change})
 	// r4c.adaptivelimit.windows ({window})
 	// r4c.adaptivelimit.limit ({call})
+	// r4c.adaptivelimit.limit.exact ({call})
 	// r4c.adaptivelimit.concurrent.calls ({call})
 	// r4c.adaptivelimit.window.latency (s)
 	// r4c.adaptivelimit.calls ({call})

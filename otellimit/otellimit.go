@@ -66,7 +66,7 @@ var directions = [...]attribute.KeyValue{
 type instruments struct {
 	rejected, changes, windows, calls, decisions, abandoned, dryRun metric.Int64ObservableCounter
 	limit, concurrent, waiting, maxConcurrent, minLimit, maxLimit   metric.Int64ObservableGauge
-	latency, baseline                                               metric.Float64ObservableGauge
+	latency, baseline, exact                                        metric.Float64ObservableGauge
 }
 
 func newInstruments(m metric.Meter) (*instruments, error) {
@@ -82,16 +82,19 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		errs = append(errs, err)
 		return g
 	}
-	seconds := func(name, description string) metric.Float64ObservableGauge {
-		g, err := m.Float64ObservableGauge(name, metric.WithUnit("s"), metric.WithDescription(description))
+	real := func(name, unit, description string) metric.Float64ObservableGauge {
+		g, err := m.Float64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(description))
 		errs = append(errs, err)
 		return g
 	}
+	seconds := func(name, description string) metric.Float64ObservableGauge { return real(name, "s", description) }
 	in.rejected = counter("r4c.calls.rejected", "{call}",
 		"Calls rejected at once because the limit was full; in a dry run, calls that would have been.")
 	in.changes = counter("r4c.adaptivelimit.limit.changes", "{change}", "Windows that moved the adaptive limit.")
 	in.windows = counter("r4c.adaptivelimit.windows", "{window}", "Windows that recomputed the adaptive limit.")
 	in.limit = gauge("r4c.adaptivelimit.limit", "{call}", "How many calls may run at once.")
+	in.exact = real("r4c.adaptivelimit.limit.exact", "{call}",
+		"The adaptive limit as a real number: the limit, or below 1 the share of the time that one call may be in flight, paced.")
 	in.concurrent = gauge("r4c.adaptivelimit.concurrent.calls", "{call}", "How many calls hold a slot now.")
 	in.latency = seconds("r4c.adaptivelimit.window.latency",
 		"Mean latency of the calls in the last window that recomputed the limit.")
@@ -114,7 +117,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 }
 
 func (in *instruments) all() []metric.Observable {
-	return []metric.Observable{in.rejected, in.changes, in.windows, in.limit, in.concurrent, in.latency,
+	return []metric.Observable{in.rejected, in.changes, in.windows, in.limit, in.exact, in.concurrent, in.latency,
 		in.calls, in.decisions, in.waiting, in.abandoned, in.baseline, in.maxConcurrent, in.dryRun,
 		in.minLimit, in.maxLimit}
 }
@@ -131,6 +134,7 @@ func (in *instruments) observe(o metric.Observer, s adaptivelimit.Snapshot) {
 		o.ObserveInt64(c, int64(n), metric.WithAttributeSet(attribute.NewSet(append(attrs, name)...)))
 	}
 	o.ObserveInt64(in.limit, int64(s.Limit), withName)
+	o.ObserveFloat64(in.exact, s.ExactLimit, withName)
 	o.ObserveInt64(in.concurrent, int64(s.InFlight), withName)
 	o.ObserveFloat64(in.latency, s.WindowLatency.Seconds(), withName)
 	count(in.rejected, s.Rejected, kind)

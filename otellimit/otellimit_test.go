@@ -70,6 +70,8 @@ func TestRegister(t *testing.T) {
 			point[int64](1, orders), point[int64](0, idleName)),
 		gauge("r4c.adaptivelimit.limit", "{call}", "How many calls may run at once.",
 			point[int64](6, orders), point[int64](20, idleName)),
+		gauge("r4c.adaptivelimit.limit.exact", "{call}", "The adaptive limit as a real number: the limit, or below 1 the share of the time that one call may be in flight, paced.",
+			point(6.0, orders), point(20.0, idleName)),
 		gauge("r4c.adaptivelimit.concurrent.calls", "{call}", "How many calls hold a slot now.",
 			point[int64](1, orders), point[int64](0, idleName)),
 		gauge("r4c.adaptivelimit.window.latency", "s", "Mean latency of the calls in the last window that recomputed the limit.",

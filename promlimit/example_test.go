@@ -47,6 +47,7 @@ func ExampleNewCollector() {
 	// r4c_adaptivelimit_dry_run_rejections_total 0
 	// r4c_adaptivelimit_limit 20
 	// r4c_adaptivelimit_limit_changes_total 0
+	// r4c_adaptivelimit_limit_exact 20
 	// r4c_adaptivelimit_limit_max 200
 	// r4c_adaptivelimit_limit_min 1
 	// r4c_adaptivelimit_wait_abandoned_total 0

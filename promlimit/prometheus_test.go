@@ -201,6 +201,7 @@ func expectedSeries(snaps []adaptivelimit.Snapshot) map[string]float64 {
 		put("r4c_adaptivelimit_wait_abandoned_total", float64(s.WaitAbandoned))
 		put("r4c_adaptivelimit_waiting_calls", float64(s.Waiting))
 		put("r4c_adaptivelimit_limit", float64(s.Limit))
+		put("r4c_adaptivelimit_limit_exact", s.ExactLimit)
 		put("r4c_adaptivelimit_limit_min", float64(s.MinLimit))
 		put("r4c_adaptivelimit_limit_max", float64(s.MaxLimit))
 		put("r4c_adaptivelimit_concurrent_calls", float64(s.InFlight))

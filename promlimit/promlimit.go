@@ -61,6 +61,9 @@ var (
 		"Windows that recomputed the adaptive limit.", []string{"name"}, nil)
 	limitDesc = prometheus.NewDesc("r4c_adaptivelimit_limit",
 		"How many calls may run at once.", []string{"name"}, nil)
+	exactDesc = prometheus.NewDesc("r4c_adaptivelimit_limit_exact",
+		"The adaptive limit as a real number: the limit, or below 1 the share of the time that one call may be in flight, paced.",
+		[]string{"name"}, nil)
 	concurrentDesc = prometheus.NewDesc("r4c_adaptivelimit_concurrent_calls",
 		"How many calls hold a slot now.", []string{"name"}, nil)
 	latencyDesc = prometheus.NewDesc("r4c_adaptivelimit_window_latency_seconds",
@@ -88,7 +91,7 @@ var (
 	maxLimitDesc = prometheus.NewDesc("r4c_adaptivelimit_limit_max",
 		"The highest the adaptive limit may go: Config.MaxLimit.", []string{"name"}, nil)
 
-	descs = []*prometheus.Desc{rejectedDesc, changesDesc, windowsDesc, limitDesc, concurrentDesc, latencyDesc,
+	descs = []*prometheus.Desc{rejectedDesc, changesDesc, windowsDesc, limitDesc, exactDesc, concurrentDesc, latencyDesc,
 		callsDesc, decisionsDesc, waitingDesc, abandonedDesc, baselineDesc, maxConcurrentDesc, dryRunDesc,
 		minLimitDesc, maxLimitDesc}
 )
@@ -128,6 +131,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(changesDesc, s.LimitChanges, s.Name)
 		counter(windowsDesc, s.Windows, s.Name)
 		gauge(limitDesc, float64(s.Limit), s.Name)
+		gauge(exactDesc, s.ExactLimit, s.Name)
 		gauge(concurrentDesc, float64(s.InFlight), s.Name)
 		gauge(latencyDesc, s.WindowLatency.Seconds(), s.Name)
 

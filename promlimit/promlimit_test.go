@@ -49,6 +49,10 @@ r4c_adaptivelimit_limit{name="orders"} 6
 # TYPE r4c_adaptivelimit_limit_changes_total counter
 r4c_adaptivelimit_limit_changes_total{name="idle"} 0
 r4c_adaptivelimit_limit_changes_total{name="orders"} 1
+# HELP r4c_adaptivelimit_limit_exact The adaptive limit as a real number: the limit, or below 1 the share of the time that one call may be in flight, paced.
+# TYPE r4c_adaptivelimit_limit_exact gauge
+r4c_adaptivelimit_limit_exact{name="idle"} 20
+r4c_adaptivelimit_limit_exact{name="orders"} 6
 # HELP r4c_adaptivelimit_limit_max The highest the adaptive limit may go: Config.MaxLimit.
 # TYPE r4c_adaptivelimit_limit_max gauge
 r4c_adaptivelimit_limit_max{name="idle"} 200
@@ -101,7 +105,7 @@ func TestCollector(t *testing.T) {
 func TestCollectorReadsAtScrape(t *testing.T) {
 	l := newIdle(t)
 	c := NewCollector(l)
-	require.Equal(t, 18, testutil.CollectAndCount(c), "a series each, calls by five outcomes, no decisions yet")
+	require.Equal(t, 19, testutil.CollectAndCount(c), "a series each, calls by five outcomes, no decisions yet")
 	p, err := l.Acquire()
 	require.NoError(t, err)
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`

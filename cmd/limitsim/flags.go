@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -35,6 +36,8 @@ what each policy achieved. Scenarios:
   priority
           the step profile with critical calls (25% of the capacity) and sheddable ones (175%):
           the adaptive limiters reserve part of the limit for the critical class
+  fanin   the step profile with 1000 clients (-clients, up to 10000) in front of 50 servers:
+          each client's fair share is below one call in flight
 
 `
 
@@ -46,6 +49,7 @@ type options struct {
 	docs    string // a Markdown file whose marked blocks to rewrite; empty for none
 	summary bool   // one row a scenario instead of one scenario's table
 	byClass bool   // the per-class table only
+	sweep   []int  // fleet sizes to simulate the scenario at, one row each; none for one run
 }
 
 // parseFlags reads the command line. It starts from the preset that -scenario
@@ -61,7 +65,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		duration = fs.Duration("duration", 0, "simulated time (default: the scenario's, 3m0s)")
 		load     = fs.Float64("load", 0, "offered load as a multiple of the nominal capacity (default 2)")
 		servers  = fs.Int("servers", 0, "the dependency's nominal capacity, in concurrent calls (default 50; fleet 100)")
-		clients  = fs.Int("clients", 0, "clients sharing the dependency, each with its own limiter (default 1; fleet 5)")
+		clients  = fs.Int("clients", 0, "clients sharing the dependency, each with its own limiter (default 1; fleet 5; fanin 1000)")
 		users    = fs.Int("users", 0, "closed loop: this many users, each waiting for its answer and thinking before the next call")
 		think    = fs.Duration("think", 0, "closed loop: mean think time between calls (default 40ms)")
 		timeout  = fs.Duration("timeout", 0, "every call's timeout, inside the limit (default 50ms)")
@@ -76,11 +80,12 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		critical = fs.Float64("critical", 0, fmt.Sprintf("with classes (-scenario priority): the critical calls' offered load, a share of the nominal capacity; the sheddable calls are the rest of -load (default %g)", defaultCritical))
 		byClass  = fs.Bool("byclass", false, "with classes: print the scenario and the per-class table only")
 		lost     = fs.Float64("lost", 0, "share of the calls lost on the way, each timing out whatever the load (default 0; lossy 0.005)")
-		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated")
+		policies = fs.String("policies", strings.Join(policyKinds, ","), "policies to compare, comma-separated (fanin: all but high)")
 		out      = fs.String("out", "", "write the charts to this file: .svg, .png or .pdf")
 		chart    = fs.Bool("chart", true, "draw the limits over time in the terminal")
 		realTime = fs.Bool("real", false, "run against a real HTTP server on loopback for about 30s instead of simulating, and print each second's goodput; with -scenario single, 20s at a steady capacity; with -scenario fleet, 20s of a fleet of 8 clients against 20 workers")
 		summary  = fs.Bool("summary", false, "simulate every scenario with the adaptive policies (or -policies) and print one row a scenario; only -seed and -policies apply")
+		sweep    = fs.String("sweep", "", "simulate the scenario once for each of these fleet sizes (-clients), comma-separated, and print one row each: goodput, timeouts and Jain's index")
 		docs     = fs.String("docs", "", "rewrite the output blocks of this Markdown file, each after a line <!-- limitsim ARGS -->, with what limitsim ARGS prints, and do nothing else")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -114,6 +119,7 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	override(set, "think", &sc.think, *think)
 	override(set, "timeout", &sc.timeout, *timeout)
 	override(set, "window", &sc.window, *window)
+	sc.fitBulkheads()
 	override(set, "low", &sc.low, *low)
 	override(set, "high", &sc.high, *high)
 	override(set, "initial", &sc.limits.initial, *initial)
@@ -129,7 +135,9 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 		sc.classes[0].share = sc.critical / sc.load
 		sc.classes[1].share = 1 - sc.classes[0].share
 	}
-	sc.kinds = splitList(*policies)
+	if set["policies"] {
+		sc.kinds = splitList(*policies)
+	}
 	if *summary {
 		for name := range set {
 			if name != "summary" && name != "seed" && name != "policies" && name != "chart" {
@@ -146,6 +154,10 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 			sc.think = 40 * time.Millisecond
 		}
 	}
+	sizes, err := parseSweep(*sweep, set)
+	if err != nil {
+		return options{}, err
+	}
 	if err := validate(&sc, set); err != nil {
 		return options{}, err
 	}
@@ -158,7 +170,34 @@ func parseFlags(args []string, usageOut io.Writer) (options, error) {
 	if *out != "" && !slices.Contains([]string{".svg", ".png", ".pdf"}, strings.ToLower(filepath.Ext(*out))) {
 		return options{}, fmt.Errorf("-out %q: the file name must end in .svg, .png or .pdf", *out)
 	}
-	return options{sc: sc, out: *out, chart: *chart, docs: *docs, summary: *summary, byClass: *byClass}, nil
+	return options{sc: sc, out: *out, chart: *chart, docs: *docs, summary: *summary, byClass: *byClass, sweep: sizes}, nil
+}
+
+// parseSweep reads -sweep: fleet sizes, each 1 to maxClients, for a simulated run that sets
+// -clients itself.
+func parseSweep(s string, set map[string]bool) ([]int, error) {
+	if !set["sweep"] {
+		return nil, nil
+	}
+	var errs []error
+	for _, name := range []string{"clients", "real", "summary", "out", "byclass"} {
+		if set[name] {
+			errs = append(errs, fmt.Errorf("-sweep prints one row a fleet size: -%s does not apply", name))
+		}
+	}
+	var sizes []int
+	for _, part := range splitList(s) {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 1 || n > maxClients {
+			errs = append(errs, fmt.Errorf("-sweep %q: want fleet sizes 1 to %d, comma-separated", part, maxClients))
+			continue
+		}
+		sizes = append(sizes, n)
+	}
+	if len(sizes) == 0 && len(errs) == 0 {
+		errs = append(errs, fmt.Errorf("-sweep %q: name at least one fleet size, 1 to %d", s, maxClients))
+	}
+	return sizes, errors.Join(errs...)
 }
 
 func override[T any](set map[string]bool, name string, field *T, value T) {
@@ -180,7 +219,7 @@ func splitList(s string) []string {
 // Bounds that keep a run meaningful and within a few minutes of CPU.
 const (
 	maxServers   = 10_000
-	maxClients   = 1_000
+	maxClients   = 10_000
 	maxLoad      = 20
 	maxDuration  = 24 * time.Hour
 	maxCallCount = 2e9 // calls a run may offer, over all policies

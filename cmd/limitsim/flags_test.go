@@ -25,6 +25,14 @@ func TestParseFlagsRejectsBadValues(t *testing.T) {
 		{[]string{"-servers", "1"}, "-servers 1"},
 		{[]string{"-servers", "100000"}, "-servers 100000"},
 		{[]string{"-clients", "0"}, "-clients 0"},
+		{[]string{"-scenario", "fanin", "-clients", "10001"}, "-clients 10001: want 1 to 10000"},
+		{[]string{"-sweep", "50,x"}, `-sweep "x": want fleet sizes 1 to 10000`},
+		{[]string{"-sweep", "0"}, `-sweep "0"`},
+		{[]string{"-sweep", "20000"}, `-sweep "20000"`},
+		{[]string{"-sweep", ","}, "name at least one fleet size"},
+		{[]string{"-sweep", "50", "-clients", "50"}, "-clients does not apply"},
+		{[]string{"-sweep", "50", "-real"}, "-real does not apply"},
+		{[]string{"-policies", "lossdelay,floor"}, `unknown policy "floor"`},
 		{[]string{"-duration", "0s"}, "-duration 0s"},
 		{[]string{"-duration", "-5s"}, "-duration -5s"},
 		{[]string{"-duration", "5s"}, "at least 10 windows"},
@@ -161,6 +169,45 @@ func TestRealScalesTheScenarioDown(t *testing.T) {
 		sc := opts.sc
 		if sc.servers != 20 || sc.clients != 8 || sc.timeout != 60*time.Millisecond || sc.low != 2 || sc.high != 7 {
 			t.Errorf("%s: got servers %d, clients %d, timeout %s, low %d, high %d", name, sc.servers, sc.clients, sc.timeout, sc.low, sc.high)
+		}
+	}
+	// The fanin scenario is 200 clients against the same 20 workers, LossDelay beside
+	// LossDelay floored at one call in flight; -clients changes the fleet.
+	for _, tt := range []struct {
+		args    []string
+		clients int
+	}{{nil, 200}, {[]string{"-clients", "100"}, 100}} {
+		opts, err := parseFlags(append([]string{"-real", "-scenario", "fanin"}, tt.args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := opts.sc
+		if sc.servers != 20 || sc.clients != tt.clients || sc.timeout != 60*time.Millisecond || sc.duration != 20*time.Second ||
+			sc.low != 1 || sc.high != 1 || strings.Join(sc.kinds, ",") != "lossdelay,"+unitFloorKind {
+			t.Errorf("fanin %q: got servers %d, clients %d, timeout %s, duration %s, low %d, high %d, policies %q",
+				tt.args, sc.servers, sc.clients, sc.timeout, sc.duration, sc.low, sc.high, sc.kinds)
+		}
+	}
+}
+
+// The fanin scenario's bulkheads follow the fleet: the fair share and three times it, at
+// least one call in flight; -low and -high still set them.
+func TestFaninBulkheadsFollowTheFleet(t *testing.T) {
+	for _, tt := range []struct {
+		args      []string
+		low, high int
+	}{
+		{nil, 1, 1},
+		{[]string{"-clients", "10"}, 5, 15},
+		{[]string{"-clients", "10", "-servers", "100"}, 10, 30},
+		{[]string{"-clients", "10", "-low", "3"}, 3, 15},
+	} {
+		opts, err := parseFlags(append([]string{"-scenario", "fanin"}, tt.args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opts.sc.low != tt.low || opts.sc.high != tt.high {
+			t.Errorf("%q: low %d, high %d, want %d, %d", tt.args, opts.sc.low, opts.sc.high, tt.low, tt.high)
 		}
 	}
 }

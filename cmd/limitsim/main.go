@@ -42,6 +42,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case opts.docs != "":
 		err = rewriteDocFile(ctx, opts.docs)
+	case len(opts.sweep) > 0:
+		err = runSweep(&opts, stdout)
 	case opts.summary:
 		err = runSummary(&opts, stdout)
 	case opts.sc.real:

@@ -159,17 +159,19 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 		r.probes = make([]uint64, len(gates))
 	}
 	for i, g := range gates {
-		limits[i] = g.limit()
+		l := g.limit()
+		limits[i] = l
+		b, n := g.learned()
 		// A restarted client's gate counts from 0 again.
-		if n := g.probes(); n > r.probes[i] || n < r.probes[i] && n > 0 {
+		if n > r.probes[i] || n < r.probes[i] && n > 0 {
 			probed = true
 		}
-		r.probes[i] = g.probes()
-		if b := g.baseline(); b > 0 {
+		r.probes[i] = n
+		if b > 0 {
 			baselines += float64(b)
 			known++
 		}
-		if l := g.limit(); l == unlimited || limit == unlimited {
+		if l == unlimited || limit == unlimited {
 			limit = unlimited
 		} else {
 			limit += l

@@ -17,8 +17,9 @@ type gate interface {
 	release(p *adaptivelimit.Permit, err error)
 	limit() int // unlimited for no limit
 	inFlight() int
-	baseline() int64 // the latency, in ns, the limiter takes as normal; 0 for none
-	probes() uint64  // the windows so far that began or ended a probe of the no-load latency
+	// learned reads, from one snapshot, the latency in ns the limiter takes as normal (0 for
+	// none) and the windows so far that began or ended a probe of the no-load latency.
+	learned() (baseline int64, probes uint64)
 }
 
 const unlimited = math.MaxInt
@@ -44,6 +45,8 @@ func newPolicy(kind string, sc *scenario) (policy, error) {
 		return policy{kind: kind, label: "Vegas"}, nil
 	case "lossdelay":
 		return policy{kind: kind, label: "LossDelay"}, nil
+	case unitFloorKind:
+		return policy{kind: kind, label: "LossDelay floor 1"}, nil
 	case "low":
 		return policy{kind: kind, label: fmt.Sprintf("fixed %d (low)", sc.low), fixed: sc.low}, nil
 	case "high":
@@ -51,7 +54,7 @@ func newPolicy(kind string, sc *scenario) (policy, error) {
 	case "none":
 		return policy{kind: kind, label: "no limit", fixed: unlimited}, nil
 	}
-	return policy{}, fmt.Errorf("unknown policy %q (want some of %s)", kind, strings.Join(policyKinds, ","))
+	return policy{}, fmt.Errorf("unknown policy %q (want some of %s,%s)", kind, strings.Join(policyKinds, ","), unitFloorKind)
 }
 
 func (p policy) adaptive() bool { return p.algorithm() != 0 }
@@ -65,7 +68,7 @@ func (p policy) algorithm() adaptivelimit.Algorithm {
 		return adaptivelimit.AIMD
 	case "vegas":
 		return adaptivelimit.Vegas
-	case "lossdelay":
+	case "lossdelay", unitFloorKind:
 		return adaptivelimit.LossDelay
 	}
 	return 0
@@ -79,14 +82,18 @@ func (p policy) newGate(clock adaptivelimit.Clock, client int, sc *scenario) (ga
 	if !p.adaptive() {
 		return &counterGate{max: p.fixed}, nil
 	}
-	l, err := adaptivelimit.New(sc.limits.config(adaptivelimit.Config{
+	c := sc.limits.config(adaptivelimit.Config{
 		Name:      fmt.Sprintf("%s-%d", p.kind, client),
 		Algorithm: p.algorithm(),
 		Window:    sc.window,
 		Clock:     clock,
 		Random:    rand.New(rand.NewPCG(sc.seed, streamFirstLimiter+uint64(client))).Float64,
 		Classes:   libraryClasses(sc.classes),
-	}))
+	})
+	if p.kind == unitFloorKind {
+		unitFloor(&c)
+	}
+	l, err := adaptivelimit.New(c)
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +150,11 @@ func (g limiterGate) acquire(class int32) (adaptivelimit.Permit, bool) {
 func (g limiterGate) release(p *adaptivelimit.Permit, err error) { p.Done(err) }
 func (g limiterGate) limit() int                                 { return g.l.Limit() }
 func (g limiterGate) inFlight() int                              { return g.l.InFlight() }
-func (g limiterGate) baseline() int64                            { return int64(g.l.Snapshot().LongLatency) }
 
-func (g limiterGate) probes() uint64 {
-	kept, up, down := g.l.Snapshot().Decisions(adaptivelimit.CauseProbe)
-	return kept + up + down
+func (g limiterGate) learned() (baseline int64, probes uint64) {
+	s := g.l.Snapshot()
+	kept, up, down := s.Decisions(adaptivelimit.CauseProbe)
+	return int64(s.LongLatency), kept + up + down
 }
 
 // counterGate is a fixed bulkhead: at most max calls at once. It is atomic
@@ -173,5 +180,4 @@ func (g *counterGate) acquire(int32) (adaptivelimit.Permit, bool) {
 func (g *counterGate) release(*adaptivelimit.Permit, error) { g.n.Add(-1) }
 func (g *counterGate) limit() int                           { return g.max }
 func (g *counterGate) inFlight() int                        { return int(g.n.Load()) }
-func (g *counterGate) baseline() int64                      { return 0 }
-func (g *counterGate) probes() uint64                       { return 0 }
+func (g *counterGate) learned() (int64, uint64)             { return 0, 0 }

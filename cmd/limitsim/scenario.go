@@ -38,7 +38,7 @@ type scenario struct {
 }
 
 // scenarioNames lists the presets in the order the usage text shows them.
-var scenarioNames = []string{"step", "single", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart", "priority"}
+var scenarioNames = []string{"step", "single", "ramp", "noisy", "closed", "fleet", "fleet20", "fleet50", "incident", "shift", "neighbour", "lossy", "restart", "priority", "fanin"}
 
 // preset returns a named scenario with every policy. "step" is the default:
 // the capacity halves for the middle third of the run.
@@ -97,10 +97,18 @@ func preset(name string) (scenario, error) {
 		// keep a reserve for the critical ones, and shed the sheddable ones first.
 		sc.classes = priorityClasses(priorityReserve)
 		sc.critical = defaultCritical
+	case "fanin":
+		// A fleet far wider than the dependency: 1000 clients in front of 50 servers, each
+		// client's fair share 0.05 calls in flight. The bulkheads follow -clients (fanin.go).
+		sc.clients = faninClients
 	default:
 		return scenario{}, fmt.Errorf("unknown scenario %q (want one of %s)", name, strings.Join(scenarioNames, ", "))
 	}
 	sc.kinds = policyKinds
+	if name == "fanin" {
+		sc.kinds = faninKinds
+	}
+	sc.fitBulkheads()
 	return sc, nil
 }
 
@@ -136,7 +144,8 @@ func (sc *scenario) buildPolicies() error {
 // noticing, and a shorter window, so that the limits have time to move. The
 // single scenario and a fleet scenario (fleet, fleet20, fleet50), one fleet of 8
 // clients, run as a user meets them: 20 s at a steady capacity, with the
-// library's window, every second of it counted.
+// library's window, every second of it counted. The fanin scenario is 200 clients against
+// the same 20 workers, LossDelay beside LossDelay without limits below one call in flight.
 func (sc *scenario) toReal() {
 	sc.real = true
 	sc.duration = 30 * time.Second
@@ -154,10 +163,14 @@ func (sc *scenario) toReal() {
 	// that.
 	sc.profile, sc.duration, sc.window = "flat", 20*time.Second, time.Second // the library's default window
 	sc.servers, sc.timeout = 20, 60*time.Millisecond
-	if sc.clients > 1 {
+	switch {
+	case sc.name == "fanin":
+		sc.clients, sc.kinds = faninRealClients, faninRealKinds
+	case sc.clients > 1:
 		sc.clients = 8
 	}
 	sc.low, sc.high = max(1, sc.servers/sc.clients), 3*sc.servers/sc.clients
+	sc.fitBulkheads()
 }
 
 // closedUsers is how many closed-loop users offer the scenario's load: each

@@ -50,13 +50,14 @@ var scenarioTargets = map[string]target{
 // 1: 89.0%.
 var incidentTarget = func() target { t := issueTarget; t.goodput = 0.88; return t }()
 
-// lossDelayRun runs a scenario's LossDelay policy alone.
-func lossDelayRun(t *testing.T, name string) (*result, profile, *scenario) {
+// lossDelayRun runs a scenario's LossDelay policy alone; more flags, such as -clients,
+// come after -scenario.
+func lossDelayRun(t *testing.T, name string, flags ...string) (*result, profile, *scenario) {
 	t.Helper()
 	if raceDetector {
 		t.Skip("millions of simulated calls take minutes under the race detector; make test runs these without it")
 	}
-	opts, err := parseFlags([]string{"-scenario", name, "-policies", "lossdelay"}, &bytes.Buffer{})
+	opts, err := parseFlags(append([]string{"-scenario", name, "-policies", "lossdelay"}, flags...), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,9 @@ func runSummary(opts *options, stdout io.Writer) error {
 		if len(sc.classes) > 0 {
 			continue // a table per class, which one cell cannot hold: -scenario priority
 		}
+		if name == "fanin" {
+			continue // a row a fleet size, -sweep's table: docs/simulation.md
+		}
 		sc.seed, sc.kinds = opts.sc.seed, opts.sc.kinds
 		if err := sc.buildPolicies(); err != nil {
 			return err
