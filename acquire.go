@@ -29,7 +29,15 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	if l == nil {
 		panicUnusable()
 	}
-	return l.acquire(l.ceilingOf(name))
+	cs := l.classes
+	if cs == nil {
+		return l.acquire(nil)
+	}
+	ce := cs.same(name) // named's first step, written out so that AcquireClass makes one call
+	if ce == nil {
+		ce = &cs.ceilings.class[cs.lookup(name)]
+	}
+	return l.acquire(ce)
 }
 
 // Classes returns the names of the limiter's priority classes (Config.Classes), highest
@@ -41,18 +49,6 @@ func (l *Limiter) Classes() []string {
 		return nil
 	}
 	return slices.Clone(l.classes.names)
-}
-
-// ceilingOf returns the ceiling of the class called name, or nil without classes.
-func (l *Limiter) ceilingOf(name string) *ceiling {
-	cs := l.classes
-	if cs == nil {
-		return nil
-	}
-	if ce := cs.same(name); ce != nil {
-		return ce
-	}
-	return &cs.ceilings.class[cs.lookup(name)]
 }
 
 // acquire takes a slot for a call of the class of ce, its ceiling, without waiting: the one
@@ -136,10 +132,12 @@ func (l *Limiter) reject(ce *ceiling) error {
 	}
 	if ce == nil {
 		l.stripes.reject()
-	} else {
-		l.turnAway(ce)
-		l.classes.countRejected(ce.c)
+		return err
 	}
+	if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
+		l.classes.ceilings.turnedAway(ce, limit) // turnAway, inlined by hand as the compiler does not
+	}
+	l.classes.countRejected(ce.c)
 	return err
 }
 

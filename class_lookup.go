@@ -6,12 +6,12 @@ import (
 	"unsafe"
 )
 
-// index returns the index of the class called name: the lowest class where none is.
-func (cs *classSet) index(name string) int {
+// named returns the ceiling of the class called name: the lowest class's where none is.
+func (cs *classSet) named(name string) *ceiling {
 	if ce := cs.same(name); ce != nil {
-		return ce.c
+		return ce
 	}
-	return cs.lookup(name)
+	return &cs.ceilings.class[cs.lookup(name)]
 }
 
 // same returns the ceiling of the class whose name is name's very bytes, or nil. A caller

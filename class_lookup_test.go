@@ -24,16 +24,16 @@ func TestClassLookup(t *testing.T) {
 				}
 				cs := newClassed(t, 10, classes).classes
 				for c, class := range classes {
-					require.Equal(t, c, cs.index(class.Name), "the configuring string %q", class.Name)
-					require.Equal(t, c, cs.index(strings.Clone(class.Name)), "a copy of %q", class.Name)
+					require.Equal(t, c, cs.named(class.Name).c, "the configuring string %q", class.Name)
+					require.Equal(t, c, cs.named(strings.Clone(class.Name)).c, "a copy of %q", class.Name)
 					if got := cs.same(class.Name); got != nil {
 						require.Equal(t, c, got.c, "same finds %q only as itself", class.Name)
 					}
 					prefix := class.Name[:1] // the same first byte, another length
 					require.Nil(t, cs.same(prefix), "%q is not %q", prefix, class.Name)
 				}
-				require.Equal(t, n-1, cs.index("no such class"))
-				require.Equal(t, n-1, cs.index(""))
+				require.Equal(t, n-1, cs.named("no such class").c)
+				require.Equal(t, n-1, cs.named("").c)
 			})
 		}
 	}

@@ -86,7 +86,7 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	ce := l.lowest
 	if l.classes != nil {
 		name, _ := ClassFromContext(ctx) // no class, "", is the lowest
-		ce = l.ceilingOf(name)
+		ce = l.classes.named(name)
 	}
 	if l.enforce != enforced || l.cfg.MaxWait == 0 {
 		return l.acquire(ce)
