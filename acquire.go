@@ -33,7 +33,7 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	if cs == nil {
 		return l.acquire(nil)
 	}
-	ce := cs.same(name) // named's first step, written out so that AcquireClass makes one call
+	ce := cs.same(name) // named, inlined by hand as the compiler does not
 	if ce == nil {
 		ce = &cs.ceilings.class[cs.lookup(name)]
 	}
@@ -53,26 +53,28 @@ func (l *Limiter) Classes() []string {
 
 // acquire takes a slot for a call of the class of ce, its ceiling, without waiting: the one
 // path of every call that takes a slot but a waiter's. A nil ce is the one class of a limiter
-// without classes, whose ceiling holds nothing back. A call that finds every slot below its
-// ceiling held is rejected before anything else, in three loads and two compares. A classed
-// call that finds no slot while slots that the classes above took back from its class lie
-// free (heldBackIdle) closes the window where it is over, which lends them again
-// (closeIdle), and tries again below the ceiling that the close left it.
+// without classes, whose ceiling holds nothing back. It writes out the steps of an enforced
+// call that takes its slot at once or is rejected at once, the one copy in the core, which
+// TestAcquireWritesOutItsSteps checks against the general path, acquireAny, step by step:
+//   - a call that finds every slot below its ceiling held is rejected before anything else,
+//     in three loads and two compares (and, without classes, the pace's load: pace.go), unless
+//     slots taken back from its class lie free (heldBackIdle);
+//   - else it takes its slot by takeFirst's steps.
 func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
-	for {
-		hold := ce.hold()
-		var n int64
-		leased := false
-		// Written out, the one copy (TestAcquireWritesOutItsSteps checks it step by step):
-		// reject's first case and takeFirst, so that a call without classes that is rejected,
-		// or gets its slot from taken, makes no call beside its count's pin.
-		switch {
-		case l.enforce != enforced:
-			if l.enforce == disabled {
-				return Permit{}, nil // it measures nothing, so the permit needs no finishing
+	hold := ce.hold()
+	if l.enforce == enforced {
+		if l.slots.allHeld(hold) {
+			// The zero Limiter's limit is 0: it goes on to acquireAny, and reject panics.
+			switch {
+			case ce == nil && l.rejection != nil && l.slots.gap.Load() == 0:
+				l.stripes.reject()
+				return Permit{}, l.rejection
+			case ce != nil && !l.heldBackIdle(ce):
+				return Permit{}, l.reject(ce)
 			}
-			n = l.takeUnenforced(ce)
-		case !l.slots.allHeld(hold):
+		} else {
+			var n int64
+			leased := false
 			if w := l.slots.lease.Load(); w&cachedFlag == 0 && (ce == nil || !l.leases) {
 				if n = l.slots.takeShared(hold); n != 0 && ce != nil {
 					l.classes.countShared(ce.c)
@@ -80,26 +82,44 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 			} else {
 				n, leased = l.takePinned(ce, hold, w)
 			}
-			if n == 0 {
-				var freed bool
-				if n, leased, freed = l.take(ce); freed {
-					l.passOn()
+			if n != 0 {
+				p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
+				if l.timed() {
+					if l.src.kind == sourceTicks {
+						p.start = clock.Ticks() // startOf, inlined by hand as the compiler does not
+					} else {
+						p.start = l.nowHolding(p)
+					}
 				}
+				return Permit{ticket: p}, nil
 			}
-		case ce == nil && l.rejection != nil && l.slots.gap.Load() == 0:
-			// Without classes, and no pace: the limit is 1 or more (pace.go). The zero
-			// Limiter's limit is 0, and reject panics.
-			l.stripes.reject()
-			return Permit{}, l.rejection
+		}
+	}
+	return l.acquireAny(ce)
+}
+
+// acquireAny is acquire's general path, every step of it. A classed call that finds no slot
+// while slots that the classes above took back from its class lie free (heldBackIdle) closes
+// the window where it is over, which lends them again (closeIdle), and tries again below the
+// ceiling that the close left it.
+func (l *Limiter) acquireAny(ce *ceiling) (Permit, error) {
+	for {
+		var n int64
+		var leased, freed bool
+		switch l.enforce {
+		case enforced:
+			if n, leased, freed = l.take(ce); freed {
+				l.passOn()
+			}
+		case dryRun:
+			n = l.takeUnenforced(ce)
+		default:
+			return Permit{}, nil // disabled: it measures nothing, so the permit needs no finishing
 		}
 		if n != 0 {
 			p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
 			if l.timed() {
-				if l.src.kind == sourceTicks {
-					p.start = clock.Ticks() // startOf, inlined by hand as the compiler does not
-				} else {
-					p.start = l.nowHolding(p)
-				}
+				p.start = l.startOf(p)
 			}
 			return Permit{ticket: p}, nil
 		}
