@@ -29,7 +29,7 @@ func adaptWindows(timeline []sample, marks []capacityStep, window, end int64) []
 			if s.at <= mark.at || s.at > until {
 				continue
 			}
-			if !inBand(s.limit, mark.slots()) {
+			if !inBand(s.exact, mark.slots()) {
 				run = 0
 				continue
 			}
@@ -43,8 +43,8 @@ func adaptWindows(timeline []sample, marks []capacityStep, window, end int64) []
 	return out
 }
 
-func inBand(limit int, slots float64) bool {
-	return limit != unlimited &&
-		float64(limit) >= adaptLow*slots &&
-		float64(limit) <= adaptHigh*slots
+// inBand tells whether a summed limit, as a real number, is within the band around slots:
+// never for no limit, whose sum is +Inf.
+func inBand(limit, slots float64) bool {
+	return limit >= adaptLow*slots && limit <= adaptHigh*slots
 }

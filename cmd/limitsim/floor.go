@@ -7,5 +7,5 @@ import "github.com/resilience4cata/adaptivelimit"
 // scenario but the real fanin lists it by default.
 const unitFloorKind = "lossdelay-floor1"
 
-// unitFloor floors a configuration's limit at one call in flight.
-func unitFloor(c *adaptivelimit.Config) { c.MinLimit = 1 }
+// unitFloor turns a configuration's limits below one call in flight off.
+func unitFloor(c *adaptivelimit.Config) { c.SubUnitFloor = 1 }

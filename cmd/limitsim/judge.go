@@ -103,7 +103,7 @@ func limitCV(timeline []sample, from, until int64) float64 {
 		if s.limit == unlimited {
 			return math.NaN()
 		}
-		x := float64(s.limit)
+		x := s.exact
 		n++
 		sum += x
 		squares += x * x

@@ -56,7 +56,7 @@ func TestLimitCVAndRecovery(t *testing.T) {
 	limits := []int{10, 20, 30, 10, 30, 10, 30}
 	goodput := []float64{100, 100, 100, 0, 50, 96, 100}
 	for i := range limits {
-		tl = append(tl, sample{at: int64(i+1) * int64(time.Second), limit: limits[i], goodput: goodput[i]})
+		tl = append(tl, sample{at: int64(i+1) * int64(time.Second), limit: limits[i], exact: float64(limits[i]), goodput: goodput[i]})
 	}
 	// Windows 4 to 7 hold 10, 30, 10, 30: mean 20, deviation 10.
 	if got := limitCV(tl, int64(3*time.Second), int64(7*time.Second)); math.Abs(got-0.5) > 1e-9 {

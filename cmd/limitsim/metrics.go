@@ -1,5 +1,7 @@
 package main
 
+import "math"
+
 // clientStats counts one client's calls.
 type clientStats struct {
 	offered   int64 // calls the client tried to send
@@ -13,6 +15,7 @@ type sample struct {
 	at       int64   // end of the window
 	servers  int     // capacity at the end of the window
 	limit    int     // sum of the clients' limits; unlimited for no limit
+	exact    float64 // the same as real numbers, a paced limiter's below 1; +Inf for no limit
 	inFlight int     // calls admitted and not yet answered, summed over clients, at the end of the window
 	meanIn   float64 // the same, averaged over the window's time; the simulation only, -1 in the real mode
 	p99      int64   // p99 latency of the calls answered in the window, 0 if none
@@ -151,7 +154,7 @@ func (r *recorder) answer(client int32, latency int64, inTime bool) {
 
 // sample closes the window that ends at now.
 func (r *recorder) sample(now int64, servers int, gates []gate, window float64) {
-	limit, inFlight := 0, 0
+	limit, inFlight, exact := 0, 0, 0.0
 	baselines, known := 0.0, 0
 	limits := make([]int, len(gates))
 	probed := false
@@ -161,7 +164,7 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 	for i, g := range gates {
 		l := g.limit()
 		limits[i] = l
-		b, n := g.learned()
+		b, n, x := g.learned()
 		// A restarted client's gate counts from 0 again.
 		if n > r.probes[i] || n < r.probes[i] && n > 0 {
 			probed = true
@@ -172,9 +175,10 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 			known++
 		}
 		if l == unlimited || limit == unlimited {
-			limit = unlimited
+			limit, exact = unlimited, math.Inf(1)
 		} else {
 			limit += l
+			exact += x
 		}
 		inFlight += g.inFlight()
 	}
@@ -189,6 +193,7 @@ func (r *recorder) sample(now int64, servers int, gates []gate, window float64) 
 		at:       now,
 		servers:  servers,
 		limit:    limit,
+		exact:    exact,
 		inFlight: inFlight,
 		p99:      r.window.quantile(0.99),
 		goodput:  float64(r.answered) / window,

@@ -25,13 +25,14 @@ func init() {
 var (
 	capacityColor = color.RGBA{R: 150, G: 150, B: 150, A: 255}
 	policyColors  = map[string]color.Color{
-		"gradient2": color.RGBA{R: 31, G: 119, B: 180, A: 255},
-		"aimd":      color.RGBA{R: 44, G: 160, B: 44, A: 255},
-		"vegas":     color.RGBA{R: 140, G: 86, B: 75, A: 255},
-		"lossdelay": color.RGBA{R: 23, G: 190, B: 207, A: 255},
-		"low":       color.RGBA{R: 148, G: 103, B: 189, A: 255},
-		"high":      color.RGBA{R: 255, G: 127, B: 14, A: 255},
-		"none":      color.RGBA{R: 214, G: 39, B: 40, A: 255},
+		"gradient2":   color.RGBA{R: 31, G: 119, B: 180, A: 255},
+		"aimd":        color.RGBA{R: 44, G: 160, B: 44, A: 255},
+		"vegas":       color.RGBA{R: 140, G: 86, B: 75, A: 255},
+		"lossdelay":   color.RGBA{R: 23, G: 190, B: 207, A: 255},
+		unitFloorKind: color.RGBA{R: 127, G: 127, B: 127, A: 255},
+		"low":         color.RGBA{R: 148, G: 103, B: 189, A: 255},
+		"high":        color.RGBA{R: 255, G: 127, B: 14, A: 255},
+		"none":        color.RGBA{R: 214, G: 39, B: 40, A: 255},
 	}
 )
 
@@ -43,7 +44,7 @@ func writePlot(path string, sc *scenario, prof profile, results []*result) error
 	for _, r := range results {
 		for _, s := range r.timeline {
 			if s.limit != unlimited {
-				limitMax = max(limitMax, float64(s.limit))
+				limitMax = max(limitMax, s.exact)
 			}
 			limitMax = max(limitMax, float64(s.servers))
 			rateMax = max(rateMax, sc.capacityRate(s.servers))
@@ -63,7 +64,7 @@ func writePlot(path string, sc *scenario, prof profile, results []*result) error
 	for i, r := range results {
 		last := i == len(results)-1
 		limitLabel, limitTitle := what, what
-		limitValue := func(s sample) float64 { return float64(s.limit) }
+		limitValue := func(s sample) float64 { return s.exact }
 		if r.policy.fixed == unlimited {
 			limitLabel, limitTitle = "in flight", "in flight"
 			limitValue = func(s sample) float64 { return min(float64(s.inFlight), limitMax) }

@@ -18,8 +18,9 @@ type gate interface {
 	limit() int // unlimited for no limit
 	inFlight() int
 	// learned reads, from one snapshot, the latency in ns the limiter takes as normal (0 for
-	// none) and the windows so far that began or ended a probe of the no-load latency.
-	learned() (baseline int64, probes uint64)
+	// none), the windows so far that began or ended a probe of the no-load latency, and the
+	// limit as a real number: below 1 while the limiter paces its calls.
+	learned() (baseline int64, probes uint64, exact float64)
 }
 
 const unlimited = math.MaxInt
@@ -151,10 +152,10 @@ func (g limiterGate) release(p *adaptivelimit.Permit, err error) { p.Done(err) }
 func (g limiterGate) limit() int                                 { return g.l.Limit() }
 func (g limiterGate) inFlight() int                              { return g.l.InFlight() }
 
-func (g limiterGate) learned() (baseline int64, probes uint64) {
+func (g limiterGate) learned() (baseline int64, probes uint64, exact float64) {
 	s := g.l.Snapshot()
 	kept, up, down := s.Decisions(adaptivelimit.CauseProbe)
-	return int64(s.LongLatency), kept + up + down
+	return int64(s.LongLatency), kept + up + down, s.ExactLimit
 }
 
 // counterGate is a fixed bulkhead: at most max calls at once. It is atomic
@@ -180,4 +181,4 @@ func (g *counterGate) acquire(int32) (adaptivelimit.Permit, bool) {
 func (g *counterGate) release(*adaptivelimit.Permit, error) { g.n.Add(-1) }
 func (g *counterGate) limit() int                           { return g.max }
 func (g *counterGate) inFlight() int                        { return int(g.n.Load()) }
-func (g *counterGate) learned() (int64, uint64)             { return 0, 0 }
+func (g *counterGate) learned() (int64, uint64, float64)    { return 0, 0, float64(g.max) }

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -293,7 +295,10 @@ func sampleEvery(ctx context.Context, sc *scenario, runs []*realRun, stderr io.W
 			r.mu.Unlock()
 			limit := "∞"
 			if s.limit != unlimited {
-				limit = fmt.Sprint(s.limit)
+				limit = strconv.FormatFloat(s.exact, 'f', -1, 64)
+				if s.exact != math.Trunc(s.exact) { // paced limiters' shares
+					limit = strconv.FormatFloat(s.exact, 'f', 2, 64)
+				}
 			}
 			fmt.Fprintf(&line, " | %s: limit %s, %.0f/s, p99 %.0f ms", r.rec.res.policy.label, limit, s.goodput, float64(s.p99)/1e6)
 		}

@@ -164,7 +164,7 @@ func limitShare(r *result) string {
 	}
 	sum := 0.0
 	for _, s := range r.timeline {
-		sum += float64(s.limit) / float64(s.servers)
+		sum += s.exact / float64(s.servers)
 	}
 	return strconv.FormatFloat(sum/float64(len(r.timeline)), 'f', 2, 64)
 }

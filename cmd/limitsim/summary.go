@@ -37,18 +37,10 @@ func runSummary(opts *options, stdout io.Writer) error {
 			continue // a row a fleet size, -sweep's table: docs/simulation.md
 		}
 		sc.seed, sc.kinds = opts.sc.seed, opts.sc.kinds
-		if err := sc.buildPolicies(); err != nil {
-			return err
-		}
-		prof, err := sc.newProfile()
+		results, capacity, err := simulateScenario(&sc)
 		if err != nil {
 			return err
 		}
-		results, err := simulateAll(&sc, prof)
-		if err != nil {
-			return err
-		}
-		capacity := prof.capacityCalls(int64(sc.duration), sc.serviceMean.Seconds(), sc.offeredLimit())
 		row := []string{name, millis(unloadedP99(results)) + " ms"}
 		for _, r := range results {
 			cell := percent(float64(r.total().completed), capacity) + ", " + millis(r.latency.quantile(0.99)) + " ms"
@@ -65,4 +57,22 @@ func runSummary(opts *options, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "\nEach cell: goodput against the capacity, p99 latency over the whole run (a timed-out call counting as its timeout)")
 	fmt.Fprintf(stdout, ",\nand in a fleet Jain's index of the clients' goodput (1 is equal). Seed %d; -scenario NAME shows one in full.\n", opts.sc.seed)
 	return nil
+}
+
+// simulateScenario builds the scenario's policies and profile and runs every policy, and
+// returns the results with the calls the capacity could have answered over the run.
+func simulateScenario(sc *scenario) ([]*result, float64, error) {
+	sc.policies = nil // a copy's own, not the original's
+	if err := sc.buildPolicies(); err != nil {
+		return nil, 0, err
+	}
+	prof, err := sc.newProfile()
+	if err != nil {
+		return nil, 0, err
+	}
+	results, err := simulateAll(sc, prof)
+	if err != nil {
+		return nil, 0, err
+	}
+	return results, prof.capacityCalls(int64(sc.duration), sc.serviceMean.Seconds(), sc.offeredLimit()), nil
 }

@@ -26,19 +26,10 @@ func runSweep(opts *options, stdout io.Writer) error {
 		sc := base
 		sc.clients = n
 		sc.fitBulkheads()
-		sc.policies = nil
-		if err := sc.buildPolicies(); err != nil {
-			return err
-		}
-		prof, err := sc.newProfile()
+		results, capacity, err := simulateScenario(&sc)
 		if err != nil {
 			return err
 		}
-		results, err := simulateAll(&sc, prof)
-		if err != nil {
-			return err
-		}
-		capacity := prof.capacityCalls(int64(sc.duration), sc.serviceMean.Seconds(), sc.offeredLimit())
 		row := []string{strconv.Itoa(n), strconv.FormatFloat(float64(sc.servers)/float64(n), 'f', 3, 64)}
 		for _, r := range results {
 			if r.leaked != 0 {

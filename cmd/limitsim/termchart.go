@@ -27,21 +27,21 @@ func writeTerminalChart(w io.Writer, sc *scenario, results []*result) {
 		return
 	}
 	timeline := results[0].timeline
-	top := 0
+	top := 0.0
 	for i, s := range timeline {
-		top = max(top, s.servers)
+		top = max(top, float64(s.servers))
 		for _, r := range series {
-			top = max(top, r.timeline[i].limit)
+			top = max(top, r.timeline[i].exact)
 		}
 	}
-	yMax := niceCeil(float64(top))
+	yMax := niceCeil(top)
 
 	grid := make([][]rune, chartHeight)
 	for row := range grid {
 		grid[row] = []rune(strings.Repeat(" ", chartWidth))
 	}
-	plot := func(column int, value int, mark rune) {
-		row := chartHeight - 1 - int(math.Round(float64(value)/yMax*float64(chartHeight-1)))
+	plot := func(column int, value float64, mark rune) {
+		row := chartHeight - 1 - int(math.Round(value/yMax*float64(chartHeight-1)))
 		if old := grid[row][column]; old != ' ' && old != '·' && old != mark {
 			mark = '*'
 		}
@@ -50,9 +50,9 @@ func writeTerminalChart(w io.Writer, sc *scenario, results []*result) {
 	for column := range chartWidth {
 		i := (column+1)*len(timeline)/chartWidth - 1
 		i = max(i, 0)
-		plot(column, timeline[i].servers, '·')
+		plot(column, float64(timeline[i].servers), '·')
 		for _, r := range series {
-			plot(column, r.timeline[i].limit, letter(r.policy))
+			plot(column, r.timeline[i].exact, letter(r.policy))
 		}
 	}
 
@@ -80,7 +80,14 @@ func writeTerminalChart(w io.Writer, sc *scenario, results []*result) {
 	fmt.Fprintf(w, "%6s  %s%s%s\n", "", start, strings.Repeat(" ", chartWidth-len(start)-len(end)), end)
 }
 
-func letter(p policy) rune { return rune(p.label[0]) }
+// letter marks a policy in the chart: its label's first letter, and '1' for LossDelay
+// floored at one call in flight, beside LossDelay's 'L'.
+func letter(p policy) rune {
+	if p.kind == unitFloorKind {
+		return '1'
+	}
+	return rune(p.label[0])
+}
 
 // niceCeil rounds up to a number whose quarters read well: 1, 1.2, 1.6, 2,
 // 3, 4, 6 or 8 times a power of ten.
