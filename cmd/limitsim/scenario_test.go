@@ -108,9 +108,11 @@ func TestLossDelayMeetsTheTargetsInEveryScenario(t *testing.T) {
 }
 
 // In no scenario does a window in which a LossDelay limiter probed the no-load latency answer
-// less than 85% of the calls of the window before, where the capacity was the same in both:
+// less than 84% of the calls of the window before, where the capacity was the same in both:
 // fleet20 and fleet50 included, whose limiters start together at 4 and 10 times the capacity
-// and lose calls before their first baseline (lossdelay.go's endStartProbe).
+// and lose calls before their first baseline (lossdelay.go's endStartProbe). It was 85%
+// before limits below one call in flight: their deeper cut before the first baseline, which
+// fan-in needs, leaves fleet50's first probe (window 3) 84.4% of the window before.
 func TestLossDelayProbesCostLittle(t *testing.T) {
 	for name := range scenarioTargets {
 		t.Run(name, func(t *testing.T) {
@@ -123,7 +125,7 @@ func TestLossDelayProbesCostLittle(t *testing.T) {
 				}
 				probes++
 				before := r.timeline[i-1]
-				if s.servers == before.servers && float64(s.answered) < 0.85*float64(before.answered) {
+				if s.servers == before.servers && float64(s.answered) < 0.84*float64(before.answered) {
 					t.Errorf("window %d probed and answered %d calls, after %d: %.0f%%", i, s.answered, before.answered,
 						100*float64(s.answered)/float64(before.answered))
 				}
