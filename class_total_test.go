@@ -73,17 +73,6 @@ func classHardTotalShortPool(t *testing.T, alone bool) {
 	}
 }
 
-func acquireClassN(t *testing.T, l *Limiter, class string, n int) []Permit {
-	t.Helper()
-	permits := make([]Permit, n)
-	for i := range permits {
-		p, err := l.AcquireClass(class)
-		require.NoError(t, err, "%s call %d of %d", class, i+1, n)
-		permits[i] = p.Move()
-	}
-	return permits
-}
-
 // The hard total while the limit moves up and down beside calls of every class, with and
 // without waiters, and no window closing (run with -race -cpu=1,2,4,8): the calls holding a
 // slot never exceed the limit they were admitted under. A controller moves the limit. Each

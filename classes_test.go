@@ -12,38 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// threeClasses under a limit of 10 reserve 3 slots for critical and 4 for standard; 3 are
-// shared, and sheddable reserves none.
-var threeClasses = []Class{{"critical", 0.3}, {"standard", 0.4}, {"sheddable", 0}}
-
-func newClassed(t *testing.T, limit int, classes []Class) *Limiter {
-	t.Helper()
-	l, err := New(Config{Classes: classes, InitialLimit: limit, MinLimit: limit, MaxLimit: limit, Clock: NewManualClock()})
-	require.NoError(t, err)
-	return l
-}
-
-// takeAll acquires for class until a call is rejected, and returns the permits.
-func takeAll(t *testing.T, l *Limiter, class string) []Permit {
-	t.Helper()
-	var permits []Permit
-	for {
-		p, err := l.AcquireClass(class)
-		if err != nil {
-			require.ErrorIs(t, err, ErrLimitExceeded)
-			return permits
-		}
-		permits = append(permits, p.Move())
-		require.LessOrEqual(t, len(permits), l.Limit(), "more permits than the limit")
-	}
-}
-
-func finishAll(permits []Permit) {
-	for i := range permits {
-		permits[i].Done(nil)
-	}
-}
-
 func TestClassReserves(t *testing.T) {
 	for _, tc := range []struct {
 		limit   int
@@ -103,21 +71,6 @@ func TestClassTakeOrder(t *testing.T) {
 			requireClassesIdle(t, l)
 		})
 	}
-}
-
-// requireClassesIdle checks that with no call in flight no class counts one, and the
-// limiter's count holds no slot but those idle in the Ps' caches.
-func requireClassesIdle(t *testing.T, l *Limiter) {
-	t.Helper()
-	for _, c := range l.Snapshot().Classes {
-		require.Zero(t, c.InFlight, "class %s in flight", c.Name)
-	}
-	var cached int64
-	for i := range l.stripes.all() {
-		cached += l.stripes.at(i).cache
-	}
-	require.Equal(t, cached, l.slots.taken.Load(), "slots taken beside those idle in caches")
-	require.Zero(t, l.InFlight())
 }
 
 // A class that is turned away takes back what it lent: the classes below it hold one slot
@@ -245,15 +198,6 @@ func TestClassTurnedAwayHoldsBackTheSlotsItLacked(t *testing.T) {
 	requireClassesIdle(t, l)
 }
 
-// classHolds returns what each class may not take of the limit now.
-func classHolds(l *Limiter) []int64 {
-	var h []int64
-	for c := range l.classes.names {
-		h = append(h, l.classes.ceilings.hold(c))
-	}
-	return h
-}
-
 // Acquire is the lowest class; AcquireContext and Do use the context's class.
 func TestClassEntryPoints(t *testing.T) {
 	l := newClassed(t, 10, threeClasses)
@@ -293,14 +237,6 @@ func TestClassEntryPoints(t *testing.T) {
 	require.ErrorIs(t, err, ErrLimitExceeded)
 	q.Done(nil)
 	require.Nil(t, plainLimiter.Snapshot().Classes)
-}
-
-func classInFlight(l *Limiter) []int {
-	var n []int
-	for _, c := range l.Snapshot().Classes {
-		n = append(n, c.InFlight)
-	}
-	return n
 }
 
 func TestClassFinishing(t *testing.T) {
@@ -344,15 +280,6 @@ func TestClassFinishing(t *testing.T) {
 	clock.panics = true
 	require.PanicsWithValue(t, "clock", func() { p.Done(nil) })
 	requireClassesIdle(t, boom)
-}
-
-type panickyClock struct{ panics bool }
-
-func (c *panickyClock) Nanotime() int64 {
-	if c.panics {
-		panic("clock")
-	}
-	return 1
 }
 
 // When the limit moves, the reserves and their never-lent parts follow it; below what calls
@@ -412,14 +339,6 @@ func TestClassNeverLentAtOnce(t *testing.T) {
 	finishAll(std)
 	finishAll(shed[10:])
 	requireClassesIdle(t, l)
-}
-
-func classReserved(l *Limiter) []int {
-	var n []int
-	for _, c := range l.Snapshot().Classes {
-		n = append(n, c.Reserved)
-	}
-	return n
 }
 
 // With MaxWait, freed slots go to the waiters of the highest class first, each under its
@@ -496,11 +415,6 @@ func TestClassWaiters(t *testing.T) {
 	p.Done(nil)
 	requireClassesIdle(t, bounded)
 	cancel()
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, time.Millisecond)
 }
 
 // A dry run admits every call and counts, per class, the calls it would have rejected; a

@@ -15,75 +15,6 @@ import (
 
 var leaseLimits = []int{1, 2, 3, 16, 1000}
 
-// forEachProcs runs test with GOMAXPROCS at each of 1, 2, 4 and 8, whatever -cpu says.
-func forEachProcs(t *testing.T, test func(t *testing.T, procs int)) {
-	for _, procs := range []int{1, 2, 4, 8} {
-		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			test(t, procs)
-		})
-	}
-}
-
-// scripted is an algorithm whose limit is whatever next says, once a window.
-type scripted struct{ limit func() int }
-
-func (s scripted) next(_ window, d Decision) Decision {
-	d.LimitAfter = s.limit()
-	return d
-}
-
-func (scripted) longLatency() time.Duration { return 0 }
-
-// cached is the idle slots in every P's cache.
-func (l *Limiter) cached() int64 {
-	var n int64
-	for i := range l.stripes.all() {
-		n += atomic.LoadInt64(&l.stripes.at(i).cache)
-	}
-	return n
-}
-
-// requireSettled checks the counts of a limiter that nothing runs beside, after admitted
-// calls: no call holds a slot, the shared count holds exactly the cached slots, every call
-// counted under leases freed its slot, and the stripe that Ps beyond the stripes share caches
-// none.
-func requireSettled(t *testing.T, l *Limiter, admitted int64) {
-	t.Helper()
-	require.Zero(t, l.InFlight())
-	if l.mode != leasing {
-		require.Zero(t, l.slots.taken.Load(), "one P: no caches")
-		return
-	}
-	require.Zero(t, l.stripes.held())
-	require.Equal(t, l.slots.taken.Load(), l.cached(), "the shared count holds the cached slots")
-	var acquired, released uint64
-	for i := range l.stripes.all() {
-		acquired += l.stripes.at(i).acquired
-		released += l.stripes.at(i).released
-	}
-	// A slot taken for a waiter that gave up at that moment is counted, and freed.
-	require.LessOrEqual(t, acquired, uint64(admitted)+l.Snapshot().WaitAbandoned, "no call counted twice")
-	require.Equal(t, acquired, released)
-	require.Zero(t, atomic.LoadInt64(&l.overflow.cache), "the overflow stripe caches nothing")
-	require.Zero(t, l.slots.lease.Load()&^(leaseOn|cachedFlag), "nobody empties the caches")
-}
-
-// requireExactly takes limit permits, one after the other on one goroutine, checks that the
-// next call is rejected, and frees them: the slots parked in the Ps' caches are not lost.
-func requireExactly(t *testing.T, l *Limiter, limit int) {
-	t.Helper()
-	held := acquireN(t, l, limit)
-	require.Equal(t, limit, l.InFlight())
-	_, err := l.Acquire()
-	require.ErrorIs(t, err, ErrLimitExceeded, "every slot is held")
-	require.LessOrEqual(t, l.slots.taken.Load(), int64(limit))
-	for i := range held {
-		held[i].Done(nil)
-	}
-	require.Zero(t, l.InFlight())
-}
-
 // leaseStress runs goroutines that take and free slots, and some that wait for one, on l, and
 // returns how many calls were admitted. It fails the test if more calls hold a slot at once
 // than most, or a patient waiter is not served.
@@ -120,62 +51,6 @@ func leaseStress(t *testing.T, l *Limiter, goroutines, calls, most int) int64 {
 	require.LessOrEqual(t, l.Snapshot().Rejected, uint64(rejected.Load()), "never invented")
 	require.Zero(t, l.Snapshot().Waiting)
 	return admitted.Load()
-}
-
-// holdAndFinish holds p's slot for a few yields, failing the test if more than most calls
-// hold one at once (holders counts them), and finishes it in one of the ways a call can end.
-func holdAndFinish(t *testing.T, r *rand.Rand, p *Permit, holders *atomic.Int64, most int) {
-	if h := holders.Add(1); h > int64(most) {
-		t.Errorf("%d calls hold a slot, at most %d may", h, most)
-	}
-	for range r.IntN(3) {
-		runtime.Gosched()
-	}
-	holders.Add(-1) // before the slot is freed, which lets another in
-	switch r.IntN(4) {
-	case 0:
-		p.Cancel()
-	case 1:
-		p.Done(context.DeadlineExceeded)
-	default:
-		p.Done(nil)
-	}
-}
-
-// park makes goroutines on every P take and free slots of l with leases on, parking slots
-// in the Ps' caches.
-func park(l *Limiter, procs int) {
-	if l.mode == leasing {
-		l.slots.lease.Or(leaseOn) // as a take that another P's made fail does
-	}
-	var wg sync.WaitGroup
-	for range 4 * procs {
-		wg.Go(func() {
-			for range 100 {
-				if p, err := l.Acquire(); err == nil {
-					runtime.Gosched()
-					p.Done(nil)
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// parkEverywhere puts slots of l straight in every P's cache, as finished calls on every P
-// would, so that whichever P a goroutine runs on, other Ps hold idle slots.
-func parkEverywhere(l *Limiter) {
-	if l.mode != leasing {
-		return
-	}
-	for i := range l.stripes.s {
-		for k := l.slots.cacheCap.Load(); k > 0 && l.slots.taken.Load() < l.slots.limit.Load(); k-- {
-			l.slots.taken.Add(1)
-			atomic.AddInt64(&l.stripes.s[i].cache, 1)
-		}
-	}
-	l.slots.lease.Or(leaseOn)
-	l.slots.markCached()
 }
 
 // Under every limit, with more goroutines than Ps, never more calls hold a slot than the
