@@ -69,7 +69,7 @@ func classHardTotalShortPool(t *testing.T, alone bool) {
 		require.Equal(t, 10, l.InFlight())
 		finishAll(permits[:])
 		finishAll(lo[1:])
-		requireClassesIdle(t, l)
+		requireIdle(t, l)
 	}
 }
 
@@ -168,5 +168,5 @@ func classHardTotal(t *testing.T, l *Limiter, workers, calls int) {
 	close(stop)
 	<-done
 	require.Nil(t, failed.Load())
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }

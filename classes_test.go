@@ -68,7 +68,7 @@ func TestClassTakeOrder(t *testing.T) {
 			require.Equal(t, len(all), l.InFlight())
 			finishAll(all)
 			require.Zero(t, l.InFlight())
-			requireClassesIdle(t, l)
+			requireIdle(t, l)
 		})
 	}
 }
@@ -115,7 +115,7 @@ func TestClassTurnedAwayTakesBack(t *testing.T) {
 	finishAll(shed[4:])
 	finishAll(crit)
 	c.Done(nil)
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }
 
 // A class turned away holds back from the classes below it no more than the calls it lacked:
@@ -148,7 +148,7 @@ func TestClassTurnedAwayHoldsBackWhatItLacked(t *testing.T) {
 	require.Equal(t, []int64{0, 1 + 2}, classHolds(l), "2 turned away in the window that closed")
 	finishAll(crit[2:])
 	c.Done(nil)
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }
 
 // A class turned away in many short bursts holds back the slots its calls would have held,
@@ -195,7 +195,7 @@ func TestClassTurnedAwayHoldsBackTheSlotsItLacked(t *testing.T) {
 	require.Equal(t, []int64{0, 1 + min(2*needFactor, 9)}, classHolds(l), "up to needFactor times the 2 slots lacked in the last window, and the 9 lent")
 	extra.Done(nil)
 	finishAll(crit[2:])
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }
 
 // Acquire is the lowest class; AcquireContext and Do use the context's class.
@@ -226,7 +226,7 @@ func TestClassEntryPoints(t *testing.T) {
 	require.Equal(t, []int{1, 0, 6}, classInFlight(l))
 	p.Done(nil)
 	finishAll(plain)
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 
 	// A limiter without classes ignores them.
 	plainLimiter, err := New(Config{InitialLimit: 1})
@@ -247,7 +247,7 @@ func TestClassFinishing(t *testing.T) {
 	p.Done(nil)
 	p.Done(nil) // cleared: nothing
 	require.Panics(t, func() { q.Done(nil) }, "a copy finished twice")
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 
 	p, _ = l.AcquireClass("standard")
 	p.Finish(Drop)
@@ -255,7 +255,7 @@ func TestClassFinishing(t *testing.T) {
 	p.Finish(Ignore)
 	p, _ = l.AcquireClass("standard")
 	p.Done(errors.New("not about load"))
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 	snap := l.Snapshot()
 	require.Equal(t, [4]uint64{1, 1, 2, 0}, [4]uint64{snap.Successes, snap.Drops, snap.Ignored, snap.Cancelled})
 	p, _ = l.AcquireClass("standard")
@@ -268,18 +268,18 @@ func TestClassFinishing(t *testing.T) {
 	require.NoError(t, err)
 	p, _ = boom.AcquireClass("critical")
 	require.PanicsWithValue(t, "dropOn", func() { p.Done(errors.New("x")) })
-	requireClassesIdle(t, boom)
+	requireIdle(t, boom)
 	clock := &panickyClock{}
 	boom, err = New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10, Clock: clock})
 	require.NoError(t, err)
 	clock.panics = true
 	require.PanicsWithValue(t, "clock", func() { _, _ = boom.AcquireClass("critical") })
-	requireClassesIdle(t, boom)
+	requireIdle(t, boom)
 	clock.panics = false
 	p, _ = boom.AcquireClass("critical")
 	clock.panics = true
 	require.PanicsWithValue(t, "clock", func() { p.Done(nil) })
-	requireClassesIdle(t, boom)
+	requireIdle(t, boom)
 }
 
 // When the limit moves, the reserves and their never-lent parts follow it; below what calls
@@ -313,7 +313,7 @@ func TestClassLimitMoves(t *testing.T) {
 	require.Equal(t, 6, l.InFlight())
 	finishAll(crit)
 	finishAll(shed[2:])
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }
 
 // A reserve's never-lent part is its class's at once, whatever the classes below it hold,
@@ -338,7 +338,7 @@ func TestClassNeverLentAtOnce(t *testing.T) {
 	finishAll(crit)
 	finishAll(std)
 	finishAll(shed[10:])
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }
 
 // With MaxWait, freed slots go to the waiters of the highest class first, each under its
@@ -393,7 +393,7 @@ func TestClassWaiters(t *testing.T) {
 	require.Equal(t, uint64(1), short.Snapshot().Rejected)
 	require.Equal(t, uint64(1), short.Snapshot().WaitAbandoned)
 	p.Done(nil)
-	requireClassesIdle(t, short)
+	requireIdle(t, short)
 
 	// One waiter more than MaxWaiters is rejected at once, in its class.
 	bounded, err := New(Config{Classes: threeClasses, InitialLimit: 1, MaxLimit: 1, MaxWait: time.Minute, MaxWaiters: 1})
@@ -413,7 +413,7 @@ func TestClassWaiters(t *testing.T) {
 	stop()
 	require.ErrorIs(t, <-done, context.Canceled)
 	p.Done(nil)
-	requireClassesIdle(t, bounded)
+	requireIdle(t, bounded)
 	cancel()
 }
 
@@ -438,7 +438,7 @@ func TestClassDryRunAndDisabled(t *testing.T) {
 	require.Equal(t, uint64(6), snap.Rejected)
 	finishAll(shed)
 	finishAll(std)
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 
 	off, err := New(Config{Classes: threeClasses, Disabled: true})
 	require.NoError(t, err)

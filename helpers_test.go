@@ -12,6 +12,7 @@ import (
 	"iter"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,6 +20,104 @@ import (
 
 	"github.com/stretchr/testify/require"
 )
+
+// testMode is one way a Limiter admits calls. The invariant, stress and leak tests run in
+// every mode of testModes (forEachMode), as one suite runs over every implementation: what
+// they check holds in each.
+type testMode struct {
+	name     string
+	procs    int     // GOMAXPROCS while New runs: 1 leaves leases off, 2 or more turns them on, 0 leaves it as the test runs
+	classes  []Class // the classes of the calls: none, one or several
+	dryRun   bool
+	disabled bool
+}
+
+// testModes are the modes the suite runs in: enforcing with one shared count (one P at New),
+// with per-P leases (two Ps or more at New), with one class and with several (with leases
+// where the test runs on more than one P), and a dry run. disabledMode joins them where a
+// test holds for a limiter that measures nothing.
+var testModes = []testMode{
+	{name: "enforcing", procs: 1},
+	{name: "leasing", procs: 2},
+	{name: "one class", classes: []Class{{"only", 0}}},
+	{name: "classes", classes: threeClasses},
+	{name: "dry run", dryRun: true},
+}
+
+var disabledMode = testMode{name: "disabled", disabled: true}
+
+// forEachMode runs test in each of modes.
+func forEachMode(t *testing.T, modes []testMode, test func(t *testing.T, m testMode)) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) { test(t, m) })
+	}
+}
+
+// enforcedModes are the modes of testModes that reject a call above the limit.
+var enforcedModes = slices.DeleteFunc(slices.Clone(testModes), func(m testMode) bool { return !m.enforced() })
+
+// enforced reports whether m's limiters reject a call above the limit.
+func (m testMode) enforced() bool { return !m.dryRun && !m.disabled }
+
+// new returns a limiter for c in m: with m's classes and switches, made at m's GOMAXPROCS.
+func (m testMode) new(t testing.TB, c Config) *Limiter {
+	t.Helper()
+	c.Classes, c.DryRun, c.Disabled = m.classes, m.dryRun, m.disabled
+	if atNew := m.procs; atNew > 0 {
+		if atNew > 1 {
+			atNew = max(atNew, runtime.GOMAXPROCS(0)) // leases on: as many Ps as the test runs on
+		}
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(atNew))
+	}
+	l, err := New(c)
+	require.NoError(t, err)
+	return l
+}
+
+// newManual is new on a ManualClock.
+func (m testMode) newManual(t testing.TB, c Config) (*Limiter, *ManualClock) {
+	t.Helper()
+	clock := NewManualClock()
+	c.Clock = clock
+	return m.new(t, c), clock
+}
+
+// class returns the name of one of m's classes drawn by r, or the highest where r is nil:
+// "" without classes.
+func (m testMode) class(r *rand.Rand) string {
+	switch {
+	case m.classes == nil:
+		return ""
+	case r == nil:
+		return m.classes[0].Name
+	}
+	return m.classes[r.IntN(len(m.classes))].Name
+}
+
+// acquire takes a slot of l for a call of class, as a caller in m does: with Acquire where m
+// has no classes, else with AcquireClass.
+func (m testMode) acquire(l *Limiter, class string) (Permit, error) {
+	if m.classes == nil {
+		return l.Acquire()
+	}
+	return l.AcquireClass(class)
+}
+
+// context returns ctx for a call of class in m.
+func (m testMode) context(ctx context.Context, class string) context.Context {
+	if m.classes == nil {
+		return ctx
+	}
+	return WithClass(ctx, class)
+}
+
+// topClass is the highest class of l, which may take every slot: "" without classes.
+func topClass(l *Limiter) string {
+	if c := l.Snapshot().Classes; len(c) > 0 {
+		return c[0].Name
+	}
+	return ""
+}
 
 var algorithms = []Algorithm{Gradient2, AIMD, Vegas, LossDelay}
 
@@ -62,10 +161,10 @@ func newClassed(t *testing.T, limit int, classes []Class) *Limiter {
 // manualWindow is the window of fixedOnManual's limiters.
 const manualWindow = time.Second
 
-// fixedOnManual is a limiter of a fixed limit on a ManualClock whose window does not end
+// fixedOnManual is a limiter in m of a fixed limit on a ManualClock whose window does not end
 // unless the test moves the clock.
-func fixedOnManual(t *testing.T, limit int) (*Limiter, *ManualClock) {
-	return newManual(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit, MinWindowSamples: 1, Window: manualWindow})
+func fixedOnManual(t *testing.T, m testMode, limit int) (*Limiter, *ManualClock) {
+	return m.newManual(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit, MinWindowSamples: 1, Window: manualWindow})
 }
 
 func acquireN(t *testing.T, l *Limiter, n int) []Permit {
@@ -151,11 +250,12 @@ func holdAndFinish(t *testing.T, r *rand.Rand, p *Permit, holders *atomic.Int64,
 // next call is rejected, and frees them: the slots parked in the Ps' caches are not lost.
 func requireExactly(t *testing.T, l *Limiter, limit int) {
 	t.Helper()
-	held := acquireN(t, l, limit)
+	top := topClass(l)
+	held := acquireClassN(t, l, top, limit)
 	require.Equal(t, limit, l.InFlight())
-	_, err := l.Acquire()
+	_, err := l.AcquireClass(top)
 	require.ErrorIs(t, err, ErrLimitExceeded, "every slot is held")
-	require.LessOrEqual(t, l.slots.taken.Load(), int64(limit))
+	require.LessOrEqual(t, slotsTaken(l), int64(limit))
 	for i := range held {
 		held[i].Done(nil)
 	}
@@ -213,8 +313,9 @@ type finisher interface {
 }
 
 type subject interface {
-	acquire(r *rand.Rand) (finisher, bool)
+	acquire(r *rand.Rand) (finisher, bool) // a call of the highest class that does not wait where r is nil
 	InFlight() int
+	enforced() bool
 }
 
 // reporter is the part of testing.TB the checks use, so that a recorder can stand for the
@@ -234,25 +335,29 @@ func (r *recorder) Errorf(format string, args ...any) {
 	r.failures = append(r.failures, fmt.Sprintf(format, args...))
 }
 
-// limiterSubject is a Limiter under test; with waits, one call in four waits up to 50 µs for
-// a slot.
+// limiterSubject is a Limiter under test, made in mode, whose calls are of the mode's classes
+// at random; with waits, one call in four waits up to 50 µs for a slot.
 type limiterSubject struct {
 	*Limiter
+	mode  testMode
 	waits bool
 }
 
 func (s limiterSubject) acquire(r *rand.Rand) (finisher, bool) {
 	var p Permit
 	var err error
-	if s.waits && r.IntN(4) == 0 {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(50))*time.Microsecond)
+	class := s.mode.class(r)
+	if s.waits && r != nil && r.IntN(4) == 0 {
+		ctx, cancel := context.WithTimeout(s.mode.context(context.Background(), class), time.Duration(r.IntN(50))*time.Microsecond)
 		p, err = s.AcquireContext(ctx)
 		cancel()
 	} else {
-		p, err = s.Acquire()
+		p, err = s.mode.acquire(s.Limiter, class)
 	}
 	return &p, err == nil
 }
+
+func (s limiterSubject) enforced() bool { return s.mode.enforced() }
 
 // observed is what the callers of holders saw.
 type observed struct {
@@ -315,10 +420,45 @@ func holders(s subject, goroutines, calls, fill int) observed {
 		samples: samples.Load(), drops: drops.Load()}
 }
 
+// leaseStress runs holders of s on goroutines, each making calls calls, some of them waiting
+// for a slot, and fails the test if more calls held a slot at once than most, a count of the
+// limiter is above the truth, or a waiter is left.
+func leaseStress(t *testing.T, s limiterSubject, goroutines, calls, most int) observed {
+	t.Helper()
+	o := holders(s, goroutines, calls, 0)
+	checkAtMost(t, o, most)
+	snap := s.Snapshot()
+	// Each goroutine holds at most one slot at a time.
+	require.LessOrEqual(t, snap.Last.MaxInFlight, goroutines, "the most in flight is never above the truth")
+	require.LessOrEqual(t, snap.Rejected, uint64(o.rejected), "never invented")
+	require.Zero(t, snap.Waiting)
+	return o
+}
+
+// requireNoGoroutineLeft fails the test if more goroutines run than before, once those
+// that are ending (the timers of contexts running their cancel funcs among them) have had a
+// second to.
+func requireNoGoroutineLeft(t *testing.T, before int) {
+	t.Helper()
+	for until := time.Now().Add(time.Second); runtime.NumGoroutine() > before && time.Now().Before(until); {
+		runtime.Gosched()
+	}
+	if runtime.NumGoroutine() > before {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines left running:\n%s", buf[:runtime.Stack(buf, true)])
+	}
+}
+
 // checkMost reports a failure if more than limit calls held a slot at once, or if the
-// calls never filled the limit though they could.
-func checkMost(r reporter, o observed, limit int) {
+// calls never filled the limit though they could; in a dry run, if a call was rejected.
+func checkMost(r reporter, s subject, o observed, limit int) {
 	r.Helper()
+	if !s.enforced() {
+		if o.rejected != 0 {
+			r.Errorf("a dry run rejected %d calls", o.rejected)
+		}
+		return
+	}
 	if checkAtMost(r, o, limit) && o.most < int64(limit) {
 		r.Errorf("at most %d calls held a slot at once: the limit of %d was never filled", o.most, limit)
 	}
@@ -335,17 +475,16 @@ func checkAtMost(r reporter, o observed, most int) bool {
 }
 
 // checkSettled reports a failure unless s, which nothing else uses, holds no slot and
-// admits exactly limit calls at once.
+// admits exactly limit calls of its highest class at once: more in a dry run.
 func checkSettled(r reporter, s subject, limit int) {
 	r.Helper()
 	if n := s.InFlight(); n != 0 {
 		r.Errorf("%d calls hold a slot after every call ended", n)
 		return
 	}
-	rnd := rand.New(rand.NewPCG(0, 0))
 	var held []finisher
 	for {
-		p, ok := s.acquire(rnd)
+		p, ok := s.acquire(nil)
 		if !ok {
 			break
 		}
@@ -357,7 +496,10 @@ func checkSettled(r reporter, s subject, limit int) {
 	for _, p := range held {
 		p.Cancel()
 	}
-	if len(held) != limit {
+	switch {
+	case !s.enforced() && len(held) <= limit:
+		r.Errorf("%d calls admitted at once in a dry run after the calls ended: it admits more than the limit of %d", len(held), limit)
+	case s.enforced() && len(held) != limit:
 		r.Errorf("%d calls admitted at once after the calls ended, want the limit of %d", len(held), limit)
 	}
 }
@@ -368,7 +510,7 @@ func checkSettled(r reporter, s subject, limit int) {
 func checkCounted(r reporter, l *Limiter, clock *ManualClock, o observed) {
 	r.Helper()
 	clock.Advance(manualWindow)
-	p, err := l.Acquire()
+	p, err := l.AcquireClass(topClass(l))
 	if err != nil {
 		r.Errorf("the call that closes the window: %v", err)
 		return
@@ -383,7 +525,7 @@ func checkCounted(r reporter, l *Limiter, clock *ManualClock, o observed) {
 // watch reads snapshots until stop: the limit within its bounds, counters that never go
 // backwards, and windows that make sense. It counts the snapshots it checked in checks.
 func watch(r reporter, l *Limiter, stop <-chan struct{}, checks *atomic.Int64) {
-	c := l.cfg
+	c := configOf(l)
 	var prev Snapshot
 	poll(stop, func() bool {
 		s := l.Snapshot()
@@ -448,13 +590,11 @@ func (l *Limiter) cached() int64 {
 // none.
 func requireSettled(t *testing.T, l *Limiter, admitted int64) {
 	t.Helper()
-	require.Zero(t, l.InFlight())
+	requireIdle(t, l)
 	if l.mode != leasing {
-		require.Zero(t, l.slots.taken.Load(), "one P: no caches")
 		return
 	}
 	require.Zero(t, l.stripes.held())
-	require.Equal(t, l.slots.taken.Load(), l.cached(), "the shared count holds the cached slots")
 	var acquired, released uint64
 	for i := range l.stripes.all() {
 		acquired += l.stripes.at(i).acquired
@@ -470,14 +610,15 @@ func requireSettled(t *testing.T, l *Limiter, admitted int64) {
 // park makes goroutines on every P take and free slots of l with leases on, parking slots
 // in the Ps' caches.
 func park(l *Limiter, procs int) {
-	if l.mode == leasing {
+	if l.leases {
 		l.slots.lease.Or(leaseOn) // as a take that another P's made fail does
 	}
+	top := topClass(l)
 	var wg sync.WaitGroup
 	for range 4 * procs {
 		wg.Go(func() {
 			for range 100 {
-				if p, err := l.Acquire(); err == nil {
+				if p, err := l.AcquireClass(top); err == nil {
 					runtime.Gosched()
 					p.Done(nil)
 				}
@@ -490,7 +631,7 @@ func park(l *Limiter, procs int) {
 // parkEverywhere puts slots of l straight in every P's cache, as finished calls on every P
 // would, so that whichever P a goroutine runs on, other Ps hold idle slots.
 func parkEverywhere(l *Limiter) {
-	if l.mode != leasing {
+	if !l.leases {
 		return
 	}
 	for i := range l.stripes.s {
@@ -503,20 +644,46 @@ func parkEverywhere(l *Limiter) {
 	l.slots.markCached()
 }
 
-// requireClassesIdle checks that with no call in flight no class counts one, and the
-// limiter's count holds no slot but those idle in the Ps' caches.
-func requireClassesIdle(t *testing.T, l *Limiter) {
+// requireIdle checks a limiter that no call holds a slot of: no class counts a call in
+// flight, and the limiter's count holds no slot but those idle in the Ps' caches.
+func requireIdle(t *testing.T, l *Limiter) {
 	t.Helper()
 	for _, c := range l.Snapshot().Classes {
 		require.Zero(t, c.InFlight, "class %s in flight", c.Name)
 	}
-	var cached int64
-	for i := range l.stripes.all() {
-		cached += l.stripes.at(i).cache
-	}
-	require.Equal(t, cached, l.slots.taken.Load(), "slots taken beside those idle in caches")
+	require.Equal(t, l.cached(), slotsTaken(l), "slots taken beside those idle in caches")
 	require.Zero(t, l.InFlight())
 }
+
+// configOf is the configuration l runs with, its defaults filled in.
+func configOf(l *Limiter) Config { return l.cfg }
+
+// slotsTaken is the limiter's count of the slots taken: held, or idle in a P's cache.
+func slotsTaken(l *Limiter) int64 { return l.slots.taken.Load() }
+
+// leased reports whether l's calls may keep slots in per-P caches.
+func leased(l *Limiter) bool { return l.leases }
+
+// setAlgorithm makes a the algorithm of l, which no call uses yet.
+func setAlgorithm(l *Limiter, a algorithm) { l.algorithm = a }
+
+// mostSlots is the most slots l lets calls hold under a limit of estimate: with classes, the
+// never-lent parts of the reserves on top, up to MaxLimit.
+func mostSlots(l *Limiter, estimate int) int {
+	if l.classes == nil {
+		return estimate
+	}
+	return int(l.classes.limitAt(int64(estimate), int64(l.cfg.MaxLimit)))
+}
+
+// windowTotals are the samples and drops of the window now open.
+func windowTotals(l *Limiter) (samples, drops uint64) {
+	s := l.stripes.sum(0)
+	return s.samples, s.drops
+}
+
+// heldBy is the count of the calls in flight that p's call took its slot at: at least 1.
+func heldBy(p *Permit) int64 { return p.inFlight & countMask }
 
 // classHolds returns what each class may not take of the limit now.
 func classHolds(l *Limiter) []int64 {
@@ -541,4 +708,17 @@ func classReserved(l *Limiter) []int {
 		n = append(n, c.Reserved)
 	}
 	return n
+}
+
+// watched is scripted, and keeps the most calls in flight that any window saw.
+type watched struct {
+	scripted
+	most *atomic.Int64
+}
+
+func (w watched) next(win window, d Decision) Decision {
+	if n := int64(win.maxInFlight); n > w.most.Load() {
+		w.most.Store(n) // only the closing goroutine writes
+	}
+	return w.scripted.next(win, d)
 }

@@ -1,7 +1,6 @@
 package adaptivelimit
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -15,126 +14,26 @@ import (
 
 var leaseLimits = []int{1, 2, 3, 16, 1000}
 
-// leaseStress runs goroutines that take and free slots, and some that wait for one, on l, and
-// returns how many calls were admitted. It fails the test if more calls hold a slot at once
-// than most, or a patient waiter is not served.
-func leaseStress(t *testing.T, l *Limiter, goroutines, calls, most int) int64 {
-	t.Helper()
-	var holders, admitted, rejected atomic.Int64
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(g), 14))
-			for range calls {
-				var p Permit
-				var err error
-				if r.IntN(4) == 0 {
-					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(50))*time.Microsecond)
-					p, err = l.AcquireContext(ctx)
-					cancel()
-				} else {
-					p, err = l.Acquire()
-				}
-				if err != nil {
-					rejected.Add(1)
-					continue
-				}
-				admitted.Add(1)
-				holdAndFinish(t, r, &p, &holders, most)
-			}
-		})
-	}
-	wg.Wait()
-	require.Equal(t, int64(goroutines*calls), admitted.Load()+rejected.Load())
-	// Each goroutine holds at most one slot at a time.
-	require.LessOrEqual(t, l.Snapshot().Last.MaxInFlight, goroutines, "the most in flight is never above the truth")
-	require.LessOrEqual(t, l.Snapshot().Rejected, uint64(rejected.Load()), "never invented")
-	require.Zero(t, l.Snapshot().Waiting)
-	return admitted.Load()
-}
-
-// Under every limit, with more goroutines than Ps, never more calls hold a slot than the
-// limit; afterwards no slot is lost and none invented.
-func TestLeaseStress(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		for _, limit := range leaseLimits {
-			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-				l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit,
-					MaxWait: time.Hour, MaxWaiters: 64})
-				require.NoError(t, err)
-				admitted := leaseStress(t, l, 2*procs+2, 1000, limit)
-				require.Positive(t, admitted)
-				requireSettled(t, l, admitted)
-				require.LessOrEqual(t, l.slots.taken.Load(), int64(limit), "held and cached, within the limit")
-				requireExactly(t, l, limit)
-			})
-		}
-	})
-}
-
-// A limit that moves every millisecond among 1, 2, 3 and 16, under 24 goroutines whose
-// calls overlap, some of them waiting for a slot (the real clock; bounded: 1,000 calls
-// each): never more calls hold a slot than the highest limit, which they can pass if the
-// limit lets them, nor does a window see more; and once the calls are over, exactly the
-// limit in force is there to take.
-func TestLeaseStressMovingLimit(t *testing.T) {
-	limits := []int{1, 2, 3, 16}
-	const highest, goroutines, calls = 16, 24, 1000
-	forEachProcs(t, func(t *testing.T, procs int) {
-		l, err := New(Config{InitialLimit: highest, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
-			MaxWait: time.Hour, MaxWaiters: 64})
-		require.NoError(t, err)
-		var moves atomic.Int64
-		r := rand.New(rand.NewPCG(uint64(procs), 15))
-		l.algorithm = scripted{func() int {
-			moves.Add(1)
-			return limits[r.IntN(len(limits))]
-		}}
-		s := limiterSubject{Limiter: l, waits: true}
-		o := holders(s, goroutines, calls, 0)
-		checkAtMost(t, o, highest)
-		require.Positive(t, moves.Load(), "the limit moved")
-		snap := l.Snapshot()
-		require.LessOrEqual(t, snap.Last.MaxInFlight, highest, "the most in flight is never above the truth")
-		require.LessOrEqual(t, snap.Rejected, uint64(o.rejected), "never invented")
-		require.Zero(t, snap.Waiting)
-		requireSettled(t, l, o.admitted)
-		checkSettled(t, s, l.Limit())
-	})
-}
-
-// watched is scripted, and keeps the most calls in flight that any window saw.
-type watched struct {
-	scripted
-	most *atomic.Int64
-}
-
-func (w watched) next(win window, d Decision) Decision {
-	if n := int64(win.maxInFlight); n > w.most.Load() {
-		w.most.Store(n) // only the closing goroutine writes
-	}
-	return w.scripted.next(win, d)
-}
-
 // No window's most calls in flight is above the goroutines that make calls, while windows of
 // a millisecond move the limit and the note moves between Ps. A P that acts on a note a moment
 // after another P took it (it settled before, or took its slot from the shared count while
 // the other learnt) once made the other count slots on their way for calls in flight: this
-// caught it in about one run in ten, so it runs many.
+// caught it in about one run in ten, so it runs many. In every mode that enforces the limit.
 func TestLeaseWindowsNeverAboveTheTruth(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		goroutines := 2*procs + 2
-		for round := range 60 {
-			l, err := New(Config{InitialLimit: 16, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
-				MaxWait: time.Hour, MaxWaiters: 64})
-			require.NoError(t, err)
-			r := rand.New(rand.NewPCG(uint64(procs), uint64(round)))
-			var most atomic.Int64
-			l.algorithm = watched{scripted{func() int { return leaseLimits[r.IntN(len(leaseLimits))] }}, &most}
-			admitted := leaseStress(t, l, goroutines, 300, 1000)
-			requireSettled(t, l, admitted)
-			require.LessOrEqual(t, most.Load(), int64(goroutines), "round %d: a window's most calls in flight", round)
-		}
+	forEachMode(t, enforcedModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			goroutines := 2*procs + 2
+			for round := range 60 {
+				l := m.new(t, Config{InitialLimit: 16, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
+					MaxWait: time.Hour, MaxWaiters: 64})
+				r := rand.New(rand.NewPCG(uint64(procs), uint64(round)))
+				var most atomic.Int64
+				setAlgorithm(l, watched{scripted{func() int { return leaseLimits[r.IntN(len(leaseLimits))] }}, &most})
+				o := leaseStress(t, limiterSubject{Limiter: l, mode: m, waits: true}, goroutines, 300, 1000)
+				requireSettled(t, l, o.admitted)
+				require.LessOrEqual(t, most.Load(), int64(goroutines), "round %d: a window's most calls in flight", round)
+			}
+		})
 	})
 }
 
@@ -145,28 +44,30 @@ func TestLeaseGrownGOMAXPROCS(t *testing.T) {
 	l, err := New(Config{InitialLimit: 3, MinLimit: 3, MaxLimit: 3})
 	require.NoError(t, err)
 	runtime.GOMAXPROCS(4 * l.stripes.all())
-	admitted := leaseStress(t, l, 16, 1000, 3)
-	requireSettled(t, l, admitted)
+	o := leaseStress(t, limiterSubject{Limiter: l, mode: testModes[1], waits: true}, 16, 1000, 3)
+	requireSettled(t, l, o.admitted)
 	requireExactly(t, l, 3)
 }
 
 // Goroutines spread over the Ps take and free slots, parking them in the Ps' caches; then one
-// goroutine takes exactly limit permits: no parked slot makes it reject.
+// goroutine takes exactly limit permits: no parked slot makes it reject. In every mode that
+// enforces the limit.
 func TestNoFalseRejection(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		for _, limit := range leaseLimits {
-			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-				l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
-				require.NoError(t, err)
-				park(l, procs)
-				if limit >= 16 && l.mode == leasing {
-					require.Positive(t, l.cached(), "slots are parked")
-				}
-				requireExactly(t, l, limit)
-				parkEverywhere(l)
-				requireExactly(t, l, limit)
-			})
-		}
+	forEachMode(t, enforcedModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			for _, limit := range leaseLimits {
+				t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+					l := m.new(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
+					park(l, procs)
+					if limit >= 16 && leased(l) {
+						require.Positive(t, l.cached(), "slots are parked")
+					}
+					requireExactly(t, l, limit)
+					parkEverywhere(l)
+					requireExactly(t, l, limit)
+				})
+			}
+		})
 	})
 }
 
@@ -216,75 +117,83 @@ func TestLeaseLowerLimitDrainsCaches(t *testing.T) {
 }
 
 // One goroutine's calls are counted exactly, in InFlight and in the window's most calls in
-// flight, even with slots parked in other Ps' caches.
+// flight, even with slots parked in other Ps' caches; in every mode.
 func TestLeaseExactInFlight(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		l, clock := newManual(t, Config{InitialLimit: 100, MinLimit: 100, MaxLimit: 100, MinWindowSamples: 1})
-		park(l, procs)
-		for _, n := range []int{7, 100, 1, 30} {
-			clock.Advance(time.Second)
-			acquireN(t, l, 1)[0].Done(nil) // closes the window
-			held := acquireN(t, l, n)
-			require.Equal(t, n, l.InFlight())
-			for i := range held {
-				held[i].Done(nil)
-				require.Equal(t, n-1-i, l.InFlight())
+	forEachMode(t, testModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			l, clock := m.newManual(t, Config{InitialLimit: 100, MinLimit: 100, MaxLimit: 100, MinWindowSamples: 1})
+			top := m.class(nil)
+			park(l, procs)
+			for _, n := range []int{7, 100, 1, 30} {
+				clock.Advance(time.Second)
+				acquireClassN(t, l, top, 1)[0].Done(nil) // closes the window
+				held := acquireClassN(t, l, top, n)
+				require.Equal(t, n, l.InFlight())
+				for i := range held {
+					held[i].Done(nil)
+					require.Equal(t, n-1-i, l.InFlight())
+				}
+				clock.Advance(time.Second)
+				acquireClassN(t, l, top, 1)[0].Done(nil)
+				require.Equal(t, n, l.Snapshot().Last.MaxInFlight)
 			}
-			clock.Advance(time.Second)
-			acquireN(t, l, 1)[0].Done(nil)
-			require.Equal(t, n, l.Snapshot().Last.MaxInFlight)
-		}
+		})
 	})
 }
 
 // With idle slots parked in every P's cache, one goroutine's calls still report the calls in
-// flight exactly: never the slots idle in other Ps' caches.
+// flight exactly: never the slots idle in other Ps' caches; in every mode.
 func TestLeaseInFlightWithParkedSlots(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		l, clock := newManual(t, Config{InitialLimit: 200, MinLimit: 200, MaxLimit: 200, MinWindowSamples: 1})
-		parkEverywhere(l)
-		if l.mode == leasing {
-			require.Positive(t, l.cached())
-		}
-		held := acquireN(t, l, 20)
-		require.Equal(t, 20, l.InFlight())
-		for i := range held {
-			held[i].Done(nil)
-		}
-		clock.Advance(time.Second)
-		acquireN(t, l, 1)[0].Done(nil) // closes the window
-		require.Equal(t, 20, l.Snapshot().Last.MaxInFlight)
+	forEachMode(t, testModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			l, clock := m.newManual(t, Config{InitialLimit: 200, MinLimit: 200, MaxLimit: 200, MinWindowSamples: 1})
+			top := m.class(nil)
+			parkEverywhere(l)
+			if leased(l) {
+				require.Positive(t, l.cached())
+			}
+			held := acquireClassN(t, l, top, 20)
+			require.Equal(t, 20, l.InFlight())
+			for i := range held {
+				held[i].Done(nil)
+			}
+			clock.Advance(time.Second)
+			acquireClassN(t, l, top, 1)[0].Done(nil) // closes the window
+			require.Equal(t, 20, l.Snapshot().Last.MaxInFlight)
+		})
 	})
 }
 
 // Two goroutines finishing calls that hold slots of a limit of 1 and 2 hand the slots over
-// between Ps: every permit is taken and freed, and the limit is never passed.
+// between Ps: every permit is taken and freed, and the limit is never passed. In every mode
+// that enforces the limit.
 func TestLeaseHandOff(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		for _, limit := range []int{1, 2} {
-			l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
-			require.NoError(t, err)
-			permits := make(chan *Permit, limit)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for p := range permits {
-					p.Done(nil)
+	forEachMode(t, enforcedModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			for _, limit := range []int{1, 2} {
+				l := m.new(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
+				permits := make(chan *Permit, limit)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for p := range permits {
+						p.Done(nil)
+					}
+				}()
+				for range 2000 {
+					p, err := m.acquire(l, m.class(nil))
+					if err != nil {
+						runtime.Gosched()
+						continue
+					}
+					require.LessOrEqual(t, l.InFlight(), limit)
+					permits <- &p
 				}
-			}()
-			for range 2000 {
-				p, err := l.Acquire()
-				if err != nil {
-					runtime.Gosched()
-					continue
-				}
-				require.LessOrEqual(t, l.InFlight(), limit)
-				permits <- &p
+				close(permits)
+				<-done
+				requireExactly(t, l, limit)
 			}
-			close(permits)
-			<-done
-			requireExactly(t, l, limit)
-		}
+		})
 	})
 }
 
@@ -372,31 +281,35 @@ func TestLeaseOneGoroutineReplaysExactly(t *testing.T) {
 }
 
 // As many goroutines as slots, each finishing its call before it starts the next: however
-// the slots move between the Ps' caches, and whoever empties them, no call is rejected.
+// the slots move between the Ps' caches, and whoever empties them, no call of the highest
+// class is rejected. In every mode.
 func TestLeaseNoRejectionWithASlotEach(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		goroutines := 2 * procs
-		l, err := New(Config{InitialLimit: goroutines, MinLimit: goroutines, MaxLimit: goroutines})
-		require.NoError(t, err)
-		var rejected atomic.Int64
-		var wg sync.WaitGroup
-		for range goroutines {
-			wg.Go(func() {
-				for i := range 2000 {
-					p, err := l.Acquire()
-					if err != nil {
-						rejected.Add(1)
-						continue
-					}
-					if i%7 == 0 {
-						runtime.Gosched()
-					}
-					p.Done(nil)
-				}
-			})
-		}
-		wg.Wait()
-		require.Zero(t, rejected.Load())
-		requireSettled(t, l, int64(goroutines*2000))
+	forEachMode(t, testModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) { noRejectionWithASlotEach(t, m, procs) })
 	})
+}
+
+func noRejectionWithASlotEach(t *testing.T, m testMode, procs int) {
+	goroutines := 2 * procs
+	l := m.new(t, Config{InitialLimit: goroutines, MinLimit: goroutines, MaxLimit: goroutines})
+	var rejected atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for i := range 2000 {
+				p, err := m.acquire(l, m.class(nil))
+				if err != nil {
+					rejected.Add(1)
+					continue
+				}
+				if i%7 == 0 {
+					runtime.Gosched()
+				}
+				p.Done(nil)
+			}
+		})
+	}
+	wg.Wait()
+	require.Zero(t, rejected.Load())
+	requireSettled(t, l, int64(goroutines*2000))
 }
