@@ -176,7 +176,7 @@ func FuzzClasses(f *testing.F) {
 			}
 		}
 		finishAll(held)
-		requireClassesIdle(t, l)
+		requireIdle(t, l)
 	})
 }
 

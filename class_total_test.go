@@ -69,19 +69,8 @@ func classHardTotalShortPool(t *testing.T, alone bool) {
 		require.Equal(t, 10, l.InFlight())
 		finishAll(permits[:])
 		finishAll(lo[1:])
-		requireClassesIdle(t, l)
+		requireIdle(t, l)
 	}
-}
-
-func acquireClassN(t *testing.T, l *Limiter, class string, n int) []Permit {
-	t.Helper()
-	permits := make([]Permit, n)
-	for i := range permits {
-		p, err := l.AcquireClass(class)
-		require.NoError(t, err, "%s call %d of %d", class, i+1, n)
-		permits[i] = p.Move()
-	}
-	return permits
 }
 
 // The hard total while the limit moves up and down beside calls of every class, with and
@@ -179,5 +168,5 @@ func classHardTotal(t *testing.T, l *Limiter, workers, calls int) {
 	close(stop)
 	<-done
 	require.Nil(t, failed.Load())
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }

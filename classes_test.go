@@ -12,38 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// threeClasses under a limit of 10 reserve 3 slots for critical and 4 for standard; 3 are
-// shared, and sheddable reserves none.
-var threeClasses = []Class{{"critical", 0.3}, {"standard", 0.4}, {"sheddable", 0}}
-
-func newClassed(t *testing.T, limit int, classes []Class) *Limiter {
-	t.Helper()
-	l, err := New(Config{Classes: classes, InitialLimit: limit, MinLimit: limit, MaxLimit: limit, Clock: NewManualClock()})
-	require.NoError(t, err)
-	return l
-}
-
-// takeAll acquires for class until a call is rejected, and returns the permits.
-func takeAll(t *testing.T, l *Limiter, class string) []Permit {
-	t.Helper()
-	var permits []Permit
-	for {
-		p, err := l.AcquireClass(class)
-		if err != nil {
-			require.ErrorIs(t, err, ErrLimitExceeded)
-			return permits
-		}
-		permits = append(permits, p.Move())
-		require.LessOrEqual(t, len(permits), l.Limit(), "more permits than the limit")
-	}
-}
-
-func finishAll(permits []Permit) {
-	for i := range permits {
-		permits[i].Done(nil)
-	}
-}
-
 func TestClassReserves(t *testing.T) {
 	for _, tc := range []struct {
 		limit   int
@@ -100,24 +68,9 @@ func TestClassTakeOrder(t *testing.T) {
 			require.Equal(t, len(all), l.InFlight())
 			finishAll(all)
 			require.Zero(t, l.InFlight())
-			requireClassesIdle(t, l)
+			requireIdle(t, l)
 		})
 	}
-}
-
-// requireClassesIdle checks that with no call in flight no class counts one, and the
-// limiter's count holds no slot but those idle in the Ps' caches.
-func requireClassesIdle(t *testing.T, l *Limiter) {
-	t.Helper()
-	for _, c := range l.Snapshot().Classes {
-		require.Zero(t, c.InFlight, "class %s in flight", c.Name)
-	}
-	var cached int64
-	for i := range l.stripes.all() {
-		cached += l.stripes.at(i).cache
-	}
-	require.Equal(t, cached, l.slots.taken.Load(), "slots taken beside those idle in caches")
-	require.Zero(t, l.InFlight())
 }
 
 // A class that is turned away takes back what it lent: the classes below it hold one slot
@@ -162,7 +115,7 @@ func TestClassTurnedAwayTakesBack(t *testing.T) {
 	finishAll(shed[4:])
 	finishAll(crit)
 	c.Done(nil)
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }
 
 // A class turned away holds back from the classes below it no more than the calls it lacked:
@@ -195,7 +148,7 @@ func TestClassTurnedAwayHoldsBackWhatItLacked(t *testing.T) {
 	require.Equal(t, []int64{0, 1 + 2}, classHolds(l), "2 turned away in the window that closed")
 	finishAll(crit[2:])
 	c.Done(nil)
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }
 
 // A class turned away in many short bursts holds back the slots its calls would have held,
@@ -242,16 +195,7 @@ func TestClassTurnedAwayHoldsBackTheSlotsItLacked(t *testing.T) {
 	require.Equal(t, []int64{0, 1 + min(2*needFactor, 9)}, classHolds(l), "up to needFactor times the 2 slots lacked in the last window, and the 9 lent")
 	extra.Done(nil)
 	finishAll(crit[2:])
-	requireClassesIdle(t, l)
-}
-
-// classHolds returns what each class may not take of the limit now.
-func classHolds(l *Limiter) []int64 {
-	var h []int64
-	for c := range l.classes.names {
-		h = append(h, l.classes.ceilings.hold(c))
-	}
-	return h
+	requireIdle(t, l)
 }
 
 // Acquire is the lowest class; AcquireContext and Do use the context's class.
@@ -282,7 +226,7 @@ func TestClassEntryPoints(t *testing.T) {
 	require.Equal(t, []int{1, 0, 6}, classInFlight(l))
 	p.Done(nil)
 	finishAll(plain)
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 
 	// A limiter without classes ignores them.
 	plainLimiter, err := New(Config{InitialLimit: 1})
@@ -295,14 +239,6 @@ func TestClassEntryPoints(t *testing.T) {
 	require.Nil(t, plainLimiter.Snapshot().Classes)
 }
 
-func classInFlight(l *Limiter) []int {
-	var n []int
-	for _, c := range l.Snapshot().Classes {
-		n = append(n, c.InFlight)
-	}
-	return n
-}
-
 func TestClassFinishing(t *testing.T) {
 	l := newClassed(t, 10, threeClasses)
 	p, err := l.AcquireClass("critical")
@@ -311,7 +247,7 @@ func TestClassFinishing(t *testing.T) {
 	p.Done(nil)
 	p.Done(nil) // cleared: nothing
 	require.Panics(t, func() { q.Done(nil) }, "a copy finished twice")
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 
 	p, _ = l.AcquireClass("standard")
 	p.Finish(Drop)
@@ -319,7 +255,7 @@ func TestClassFinishing(t *testing.T) {
 	p.Finish(Ignore)
 	p, _ = l.AcquireClass("standard")
 	p.Done(errors.New("not about load"))
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 	snap := l.Snapshot()
 	require.Equal(t, [4]uint64{1, 1, 2, 0}, [4]uint64{snap.Successes, snap.Drops, snap.Ignored, snap.Cancelled})
 	p, _ = l.AcquireClass("standard")
@@ -332,27 +268,18 @@ func TestClassFinishing(t *testing.T) {
 	require.NoError(t, err)
 	p, _ = boom.AcquireClass("critical")
 	require.PanicsWithValue(t, "dropOn", func() { p.Done(errors.New("x")) })
-	requireClassesIdle(t, boom)
+	requireIdle(t, boom)
 	clock := &panickyClock{}
 	boom, err = New(Config{Classes: threeClasses, InitialLimit: 10, MaxLimit: 10, Clock: clock})
 	require.NoError(t, err)
 	clock.panics = true
 	require.PanicsWithValue(t, "clock", func() { _, _ = boom.AcquireClass("critical") })
-	requireClassesIdle(t, boom)
+	requireIdle(t, boom)
 	clock.panics = false
 	p, _ = boom.AcquireClass("critical")
 	clock.panics = true
 	require.PanicsWithValue(t, "clock", func() { p.Done(nil) })
-	requireClassesIdle(t, boom)
-}
-
-type panickyClock struct{ panics bool }
-
-func (c *panickyClock) Nanotime() int64 {
-	if c.panics {
-		panic("clock")
-	}
-	return 1
+	requireIdle(t, boom)
 }
 
 // When the limit moves, the reserves and their never-lent parts follow it; below what calls
@@ -386,7 +313,7 @@ func TestClassLimitMoves(t *testing.T) {
 	require.Equal(t, 6, l.InFlight())
 	finishAll(crit)
 	finishAll(shed[2:])
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 }
 
 // A reserve's never-lent part is its class's at once, whatever the classes below it hold,
@@ -411,15 +338,7 @@ func TestClassNeverLentAtOnce(t *testing.T) {
 	finishAll(crit)
 	finishAll(std)
 	finishAll(shed[10:])
-	requireClassesIdle(t, l)
-}
-
-func classReserved(l *Limiter) []int {
-	var n []int
-	for _, c := range l.Snapshot().Classes {
-		n = append(n, c.Reserved)
-	}
-	return n
+	requireIdle(t, l)
 }
 
 // With MaxWait, freed slots go to the waiters of the highest class first, each under its
@@ -474,7 +393,7 @@ func TestClassWaiters(t *testing.T) {
 	require.Equal(t, uint64(1), short.Snapshot().Rejected)
 	require.Equal(t, uint64(1), short.Snapshot().WaitAbandoned)
 	p.Done(nil)
-	requireClassesIdle(t, short)
+	requireIdle(t, short)
 
 	// One waiter more than MaxWaiters is rejected at once, in its class.
 	bounded, err := New(Config{Classes: threeClasses, InitialLimit: 1, MaxLimit: 1, MaxWait: time.Minute, MaxWaiters: 1})
@@ -494,13 +413,8 @@ func TestClassWaiters(t *testing.T) {
 	stop()
 	require.ErrorIs(t, <-done, context.Canceled)
 	p.Done(nil)
-	requireClassesIdle(t, bounded)
+	requireIdle(t, bounded)
 	cancel()
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, time.Millisecond)
 }
 
 // A dry run admits every call and counts, per class, the calls it would have rejected; a
@@ -524,7 +438,7 @@ func TestClassDryRunAndDisabled(t *testing.T) {
 	require.Equal(t, uint64(6), snap.Rejected)
 	finishAll(shed)
 	finishAll(std)
-	requireClassesIdle(t, l)
+	requireIdle(t, l)
 
 	off, err := New(Config{Classes: threeClasses, Disabled: true})
 	require.NoError(t, err)

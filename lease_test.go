@@ -1,7 +1,6 @@
 package adaptivelimit
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -15,251 +14,26 @@ import (
 
 var leaseLimits = []int{1, 2, 3, 16, 1000}
 
-// forEachProcs runs test with GOMAXPROCS at each of 1, 2, 4 and 8, whatever -cpu says.
-func forEachProcs(t *testing.T, test func(t *testing.T, procs int)) {
-	for _, procs := range []int{1, 2, 4, 8} {
-		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			test(t, procs)
-		})
-	}
-}
-
-// scripted is an algorithm whose limit is whatever next says, once a window.
-type scripted struct{ limit func() int }
-
-func (s scripted) next(_ window, d Decision) Decision {
-	d.LimitAfter = s.limit()
-	return d
-}
-
-func (scripted) longLatency() time.Duration { return 0 }
-
-// cached is the idle slots in every P's cache.
-func (l *Limiter) cached() int64 {
-	var n int64
-	for i := range l.stripes.all() {
-		n += atomic.LoadInt64(&l.stripes.at(i).cache)
-	}
-	return n
-}
-
-// requireSettled checks the counts of a limiter that nothing runs beside, after admitted
-// calls: no call holds a slot, the shared count holds exactly the cached slots, every call
-// counted under leases freed its slot, and the stripe that Ps beyond the stripes share caches
-// none.
-func requireSettled(t *testing.T, l *Limiter, admitted int64) {
-	t.Helper()
-	require.Zero(t, l.InFlight())
-	if !l.leases {
-		require.Zero(t, l.slots.taken.Load(), "one P: no caches")
-		return
-	}
-	require.Zero(t, l.stripes.held())
-	require.Equal(t, l.slots.taken.Load(), l.cached(), "the shared count holds the cached slots")
-	var acquired, released uint64
-	for i := range l.stripes.all() {
-		acquired += l.stripes.at(i).acquired
-		released += l.stripes.at(i).released
-	}
-	// A slot taken for a waiter that gave up at that moment is counted, and freed.
-	require.LessOrEqual(t, acquired, uint64(admitted)+l.Snapshot().WaitAbandoned, "no call counted twice")
-	require.Equal(t, acquired, released)
-	require.Zero(t, atomic.LoadInt64(&l.overflow.cache), "the overflow stripe caches nothing")
-	require.Zero(t, l.slots.lease.Load()&^(leaseOn|cachedFlag), "nobody empties the caches")
-}
-
-// requireExactly takes limit permits, one after the other on one goroutine, checks that the
-// next call is rejected, and frees them: the slots parked in the Ps' caches are not lost.
-func requireExactly(t *testing.T, l *Limiter, limit int) {
-	t.Helper()
-	held := acquireN(t, l, limit)
-	require.Equal(t, limit, l.InFlight())
-	_, err := l.Acquire()
-	require.ErrorIs(t, err, ErrLimitExceeded, "every slot is held")
-	require.LessOrEqual(t, l.slots.taken.Load(), int64(limit))
-	for i := range held {
-		held[i].Done(nil)
-	}
-	require.Zero(t, l.InFlight())
-}
-
-// leaseStress runs goroutines that take and free slots, and some that wait for one, on l, and
-// returns how many calls were admitted. It fails the test if more calls hold a slot at once
-// than most, or a patient waiter is not served.
-func leaseStress(t *testing.T, l *Limiter, goroutines, calls, most int) int64 {
-	t.Helper()
-	var holders, admitted, rejected atomic.Int64
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(g), 14))
-			for range calls {
-				var p Permit
-				var err error
-				if r.IntN(4) == 0 {
-					ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(50))*time.Microsecond)
-					p, err = l.AcquireContext(ctx)
-					cancel()
-				} else {
-					p, err = l.Acquire()
-				}
-				if err != nil {
-					rejected.Add(1)
-					continue
-				}
-				admitted.Add(1)
-				holdAndFinish(t, r, &p, &holders, most)
-			}
-		})
-	}
-	wg.Wait()
-	require.Equal(t, int64(goroutines*calls), admitted.Load()+rejected.Load())
-	// Each goroutine holds at most one slot at a time.
-	require.LessOrEqual(t, l.Snapshot().Last.MaxInFlight, goroutines, "the most in flight is never above the truth")
-	require.LessOrEqual(t, l.Snapshot().Rejected, uint64(rejected.Load()), "never invented")
-	require.Zero(t, l.Snapshot().Waiting)
-	return admitted.Load()
-}
-
-// holdAndFinish holds p's slot for a few yields, failing the test if more than most calls
-// hold one at once (holders counts them), and finishes it in one of the ways a call can end.
-func holdAndFinish(t *testing.T, r *rand.Rand, p *Permit, holders *atomic.Int64, most int) {
-	if h := holders.Add(1); h > int64(most) {
-		t.Errorf("%d calls hold a slot, at most %d may", h, most)
-	}
-	for range r.IntN(3) {
-		runtime.Gosched()
-	}
-	holders.Add(-1) // before the slot is freed, which lets another in
-	switch r.IntN(4) {
-	case 0:
-		p.Cancel()
-	case 1:
-		p.Done(context.DeadlineExceeded)
-	default:
-		p.Done(nil)
-	}
-}
-
-// park makes goroutines on every P take and free slots of l with leases on, parking slots
-// in the Ps' caches.
-func park(l *Limiter, procs int) {
-	if l.leases {
-		l.slots.lease.Or(leaseOn) // as a take that another P's made fail does
-	}
-	var wg sync.WaitGroup
-	for range 4 * procs {
-		wg.Go(func() {
-			for range 100 {
-				if p, err := l.Acquire(); err == nil {
-					runtime.Gosched()
-					p.Done(nil)
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// parkEverywhere puts slots of l straight in every P's cache, as finished calls on every P
-// would, so that whichever P a goroutine runs on, other Ps hold idle slots.
-func parkEverywhere(l *Limiter) {
-	if !l.leases {
-		return
-	}
-	for i := range l.stripes.s {
-		for k := l.slots.cacheCap.Load(); k > 0 && l.slots.taken.Load() < l.slots.limit.Load(); k-- {
-			l.slots.taken.Add(1)
-			atomic.AddInt64(&l.stripes.s[i].cache, 1)
-		}
-	}
-	l.slots.lease.Or(leaseOn)
-	l.slots.markCached()
-}
-
-// Under every limit, with more goroutines than Ps, never more calls hold a slot than the
-// limit; afterwards no slot is lost and none invented.
-func TestLeaseStress(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		for _, limit := range leaseLimits {
-			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-				l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit,
-					MaxWait: time.Hour, MaxWaiters: 64})
-				require.NoError(t, err)
-				admitted := leaseStress(t, l, 2*procs+2, 1000, limit)
-				require.Positive(t, admitted)
-				requireSettled(t, l, admitted)
-				require.LessOrEqual(t, l.slots.taken.Load(), int64(limit), "held and cached, within the limit")
-				requireExactly(t, l, limit)
-			})
-		}
-	})
-}
-
-// A limit that moves every millisecond among 1, 2, 3 and 16, under 24 goroutines whose
-// calls overlap, some of them waiting for a slot (the real clock; bounded: 1,000 calls
-// each): never more calls hold a slot than the highest limit, which they can pass if the
-// limit lets them, nor does a window see more; and once the calls are over, exactly the
-// limit in force is there to take.
-func TestLeaseStressMovingLimit(t *testing.T) {
-	limits := []int{1, 2, 3, 16}
-	const highest, goroutines, calls = 16, 24, 1000
-	forEachProcs(t, func(t *testing.T, procs int) {
-		l, err := New(Config{InitialLimit: highest, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
-			MaxWait: time.Hour, MaxWaiters: 64})
-		require.NoError(t, err)
-		var moves atomic.Int64
-		r := rand.New(rand.NewPCG(uint64(procs), 15))
-		l.algorithm = scripted{func() int {
-			moves.Add(1)
-			return limits[r.IntN(len(limits))]
-		}}
-		s := limiterSubject{Limiter: l, waits: true}
-		o := holders(s, goroutines, calls, 0)
-		checkAtMost(t, o, highest)
-		require.Positive(t, moves.Load(), "the limit moved")
-		snap := l.Snapshot()
-		require.LessOrEqual(t, snap.Last.MaxInFlight, highest, "the most in flight is never above the truth")
-		require.LessOrEqual(t, snap.Rejected, uint64(o.rejected), "never invented")
-		require.Zero(t, snap.Waiting)
-		requireSettled(t, l, o.admitted)
-		checkSettled(t, s, l.Limit())
-	})
-}
-
-// watched is scripted, and keeps the most calls in flight that any window saw.
-type watched struct {
-	scripted
-	most *atomic.Int64
-}
-
-func (w watched) next(win window, d Decision) Decision {
-	if n := int64(win.maxInFlight); n > w.most.Load() {
-		w.most.Store(n) // only the closing goroutine writes
-	}
-	return w.scripted.next(win, d)
-}
-
 // No window's most calls in flight is above the goroutines that make calls, while windows of
 // a millisecond move the limit and the note moves between Ps. A P that acts on a note a moment
 // after another P took it (it settled before, or took its slot from the shared count while
 // the other learnt) once made the other count slots on their way for calls in flight: this
-// caught it in about one run in ten, so it runs many.
+// caught it in about one run in ten, so it runs many. In every mode that enforces the limit.
 func TestLeaseWindowsNeverAboveTheTruth(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		goroutines := 2*procs + 2
-		for round := range 60 {
-			l, err := New(Config{InitialLimit: 16, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
-				MaxWait: time.Hour, MaxWaiters: 64})
-			require.NoError(t, err)
-			r := rand.New(rand.NewPCG(uint64(procs), uint64(round)))
-			var most atomic.Int64
-			l.algorithm = watched{scripted{func() int { return leaseLimits[r.IntN(len(leaseLimits))] }}, &most}
-			admitted := leaseStress(t, l, goroutines, 300, 1000)
-			requireSettled(t, l, admitted)
-			require.LessOrEqual(t, most.Load(), int64(goroutines), "round %d: a window's most calls in flight", round)
-		}
+	forEachMode(t, enforcedModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			goroutines := 2*procs + 2
+			for round := range 60 {
+				l := m.new(t, Config{InitialLimit: 16, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
+					MaxWait: time.Hour, MaxWaiters: 64})
+				r := rand.New(rand.NewPCG(uint64(procs), uint64(round)))
+				var most atomic.Int64
+				setAlgorithm(l, watched{scripted{func() int { return leaseLimits[r.IntN(len(leaseLimits))] }}, &most})
+				o := leaseStress(t, limiterSubject{Limiter: l, mode: m, waits: true}, goroutines, 300, 1000)
+				requireSettled(t, l, o.admitted)
+				require.LessOrEqual(t, most.Load(), int64(goroutines), "round %d: a window's most calls in flight", round)
+			}
+		})
 	})
 }
 
@@ -270,28 +44,30 @@ func TestLeaseGrownGOMAXPROCS(t *testing.T) {
 	l, err := New(Config{InitialLimit: 3, MinLimit: 3, MaxLimit: 3})
 	require.NoError(t, err)
 	runtime.GOMAXPROCS(4 * l.stripes.all())
-	admitted := leaseStress(t, l, 16, 1000, 3)
-	requireSettled(t, l, admitted)
+	o := leaseStress(t, limiterSubject{Limiter: l, mode: testModes[1], waits: true}, 16, 1000, 3)
+	requireSettled(t, l, o.admitted)
 	requireExactly(t, l, 3)
 }
 
 // Goroutines spread over the Ps take and free slots, parking them in the Ps' caches; then one
-// goroutine takes exactly limit permits: no parked slot makes it reject.
+// goroutine takes exactly limit permits: no parked slot makes it reject. In every mode that
+// enforces the limit.
 func TestNoFalseRejection(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		for _, limit := range leaseLimits {
-			t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
-				l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
-				require.NoError(t, err)
-				park(l, procs)
-				if limit >= 16 && l.leases {
-					require.Positive(t, l.cached(), "slots are parked")
-				}
-				requireExactly(t, l, limit)
-				parkEverywhere(l)
-				requireExactly(t, l, limit)
-			})
-		}
+	forEachMode(t, enforcedModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			for _, limit := range leaseLimits {
+				t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
+					l := m.new(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
+					park(l, procs)
+					if limit >= 16 && leased(l) {
+						require.Positive(t, l.cached(), "slots are parked")
+					}
+					requireExactly(t, l, limit)
+					parkEverywhere(l)
+					requireExactly(t, l, limit)
+				})
+			}
+		})
 	})
 }
 
@@ -302,7 +78,7 @@ func TestLeaseLimitMoves(t *testing.T) {
 		limit := 16
 		l, clock := newManual(t, Config{InitialLimit: 16, MaxLimit: 100, MinWindowSamples: 1})
 		l.algorithm = scripted{func() int { return limit }}
-		if l.leases {
+		if l.mode == leasing {
 			l.slots.lease.Or(leaseOn) // as a take that another P's made fail does
 		}
 		for range 3 { // park slots
@@ -341,75 +117,83 @@ func TestLeaseLowerLimitDrainsCaches(t *testing.T) {
 }
 
 // One goroutine's calls are counted exactly, in InFlight and in the window's most calls in
-// flight, even with slots parked in other Ps' caches.
+// flight, even with slots parked in other Ps' caches; in every mode.
 func TestLeaseExactInFlight(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		l, clock := newManual(t, Config{InitialLimit: 100, MinLimit: 100, MaxLimit: 100, MinWindowSamples: 1})
-		park(l, procs)
-		for _, n := range []int{7, 100, 1, 30} {
-			clock.Advance(time.Second)
-			acquireN(t, l, 1)[0].Done(nil) // closes the window
-			held := acquireN(t, l, n)
-			require.Equal(t, n, l.InFlight())
-			for i := range held {
-				held[i].Done(nil)
-				require.Equal(t, n-1-i, l.InFlight())
+	forEachMode(t, testModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			l, clock := m.newManual(t, Config{InitialLimit: 100, MinLimit: 100, MaxLimit: 100, MinWindowSamples: 1})
+			top := m.class(nil)
+			park(l, procs)
+			for _, n := range []int{7, 100, 1, 30} {
+				clock.Advance(time.Second)
+				acquireClassN(t, l, top, 1)[0].Done(nil) // closes the window
+				held := acquireClassN(t, l, top, n)
+				require.Equal(t, n, l.InFlight())
+				for i := range held {
+					held[i].Done(nil)
+					require.Equal(t, n-1-i, l.InFlight())
+				}
+				clock.Advance(time.Second)
+				acquireClassN(t, l, top, 1)[0].Done(nil)
+				require.Equal(t, n, l.Snapshot().Last.MaxInFlight)
 			}
-			clock.Advance(time.Second)
-			acquireN(t, l, 1)[0].Done(nil)
-			require.Equal(t, n, l.Snapshot().Last.MaxInFlight)
-		}
+		})
 	})
 }
 
 // With idle slots parked in every P's cache, one goroutine's calls still report the calls in
-// flight exactly: never the slots idle in other Ps' caches.
+// flight exactly: never the slots idle in other Ps' caches; in every mode.
 func TestLeaseInFlightWithParkedSlots(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		l, clock := newManual(t, Config{InitialLimit: 200, MinLimit: 200, MaxLimit: 200, MinWindowSamples: 1})
-		parkEverywhere(l)
-		if l.leases {
-			require.Positive(t, l.cached())
-		}
-		held := acquireN(t, l, 20)
-		require.Equal(t, 20, l.InFlight())
-		for i := range held {
-			held[i].Done(nil)
-		}
-		clock.Advance(time.Second)
-		acquireN(t, l, 1)[0].Done(nil) // closes the window
-		require.Equal(t, 20, l.Snapshot().Last.MaxInFlight)
+	forEachMode(t, testModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			l, clock := m.newManual(t, Config{InitialLimit: 200, MinLimit: 200, MaxLimit: 200, MinWindowSamples: 1})
+			top := m.class(nil)
+			parkEverywhere(l)
+			if leased(l) {
+				require.Positive(t, l.cached())
+			}
+			held := acquireClassN(t, l, top, 20)
+			require.Equal(t, 20, l.InFlight())
+			for i := range held {
+				held[i].Done(nil)
+			}
+			clock.Advance(time.Second)
+			acquireClassN(t, l, top, 1)[0].Done(nil) // closes the window
+			require.Equal(t, 20, l.Snapshot().Last.MaxInFlight)
+		})
 	})
 }
 
 // Two goroutines finishing calls that hold slots of a limit of 1 and 2 hand the slots over
-// between Ps: every permit is taken and freed, and the limit is never passed.
+// between Ps: every permit is taken and freed, and the limit is never passed. In every mode
+// that enforces the limit.
 func TestLeaseHandOff(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		for _, limit := range []int{1, 2} {
-			l, err := New(Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
-			require.NoError(t, err)
-			permits := make(chan *Permit, limit)
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for p := range permits {
-					p.Done(nil)
+	forEachMode(t, enforcedModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) {
+			for _, limit := range []int{1, 2} {
+				l := m.new(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit})
+				permits := make(chan *Permit, limit)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for p := range permits {
+						p.Done(nil)
+					}
+				}()
+				for range 2000 {
+					p, err := m.acquire(l, m.class(nil))
+					if err != nil {
+						runtime.Gosched()
+						continue
+					}
+					require.LessOrEqual(t, l.InFlight(), limit)
+					permits <- &p
 				}
-			}()
-			for range 2000 {
-				p, err := l.Acquire()
-				if err != nil {
-					runtime.Gosched()
-					continue
-				}
-				require.LessOrEqual(t, l.InFlight(), limit)
-				permits <- &p
+				close(permits)
+				<-done
+				requireExactly(t, l, limit)
 			}
-			close(permits)
-			<-done
-			requireExactly(t, l, limit)
-		}
+		})
 	})
 }
 
@@ -438,7 +222,7 @@ func TestLeaseOneGoroutineReplaysExactly(t *testing.T) {
 		defer close(stop)
 		l, clock := newManual(t, Config{InitialLimit: 40, MaxLimit: 200, MinWindowSamples: 5, Window: 10 * time.Millisecond})
 		var parking sync.WaitGroup // slots in every P's cache, without a sample
-		if l.leases {
+		if l.mode == leasing {
 			l.slots.lease.Or(leaseOn)
 		}
 		for range 4 * procs {
@@ -497,31 +281,35 @@ func TestLeaseOneGoroutineReplaysExactly(t *testing.T) {
 }
 
 // As many goroutines as slots, each finishing its call before it starts the next: however
-// the slots move between the Ps' caches, and whoever empties them, no call is rejected.
+// the slots move between the Ps' caches, and whoever empties them, no call of the highest
+// class is rejected. In every mode.
 func TestLeaseNoRejectionWithASlotEach(t *testing.T) {
-	forEachProcs(t, func(t *testing.T, procs int) {
-		goroutines := 2 * procs
-		l, err := New(Config{InitialLimit: goroutines, MinLimit: goroutines, MaxLimit: goroutines})
-		require.NoError(t, err)
-		var rejected atomic.Int64
-		var wg sync.WaitGroup
-		for range goroutines {
-			wg.Go(func() {
-				for i := range 2000 {
-					p, err := l.Acquire()
-					if err != nil {
-						rejected.Add(1)
-						continue
-					}
-					if i%7 == 0 {
-						runtime.Gosched()
-					}
-					p.Done(nil)
-				}
-			})
-		}
-		wg.Wait()
-		require.Zero(t, rejected.Load())
-		requireSettled(t, l, int64(goroutines*2000))
+	forEachMode(t, testModes, func(t *testing.T, m testMode) {
+		forEachProcs(t, func(t *testing.T, procs int) { noRejectionWithASlotEach(t, m, procs) })
 	})
+}
+
+func noRejectionWithASlotEach(t *testing.T, m testMode, procs int) {
+	goroutines := 2 * procs
+	l := m.new(t, Config{InitialLimit: goroutines, MinLimit: goroutines, MaxLimit: goroutines})
+	var rejected atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Go(func() {
+			for i := range 2000 {
+				p, err := m.acquire(l, m.class(nil))
+				if err != nil {
+					rejected.Add(1)
+					continue
+				}
+				if i%7 == 0 {
+					runtime.Gosched()
+				}
+				p.Done(nil)
+			}
+		})
+	}
+	wg.Wait()
+	require.Zero(t, rejected.Load())
+	requireSettled(t, l, int64(goroutines*2000))
 }

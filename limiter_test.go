@@ -4,65 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-var algorithms = []Algorithm{Gradient2, AIMD, Vegas, LossDelay}
-
-// forEachAlgorithm runs test once per algorithm: every behaviour below holds for each.
-func forEachAlgorithm(t *testing.T, test func(t *testing.T, alg Algorithm)) {
-	for _, alg := range algorithms {
-		t.Run(alg.String(), func(t *testing.T) { test(t, alg) })
-	}
-}
-
-func newManual(t *testing.T, c Config) (*Limiter, *ManualClock) {
-	t.Helper()
-	clock := NewManualClock()
-	c.Clock = clock
-	l, err := New(c)
-	require.NoError(t, err)
-	return l, clock
-}
-
-func acquireN(t *testing.T, l *Limiter, n int) []Permit {
-	t.Helper()
-	permits := make([]Permit, n)
-	for i := range permits {
-		var err error
-		permits[i], err = l.Acquire()
-		require.NoError(t, err, "call %d", i)
-	}
-	return permits
-}
-
-// each yields a pointer to each permit of ps, to finish them in place: ranging over the
-// values would finish copies, which go vet reports.
-func each(ps []Permit) iter.Seq[*Permit] {
-	return func(yield func(*Permit) bool) {
-		for i := range ps {
-			if !yield(&ps[i]) {
-				return
-			}
-		}
-	}
-}
-
-// countingClock counts its reads, to show what reads the clock and what does not.
-type countingClock struct {
-	ManualClock
-	reads atomic.Int64
-}
-
-func (c *countingClock) Nanotime() int64 {
-	c.reads.Add(1)
-	return c.ManualClock.Nanotime()
-}
 
 // The spec's "Testing it with ManualClock", translated.
 func TestSpecManualClockExample(t *testing.T) {

@@ -154,7 +154,3 @@ func TestOnLimitChangeBlocks(t *testing.T) {
 		require.Zero(t, s.InFlight)
 	})
 }
-
-// copyOf copies p as code that copies a Permit by mistake does, which go vet reports in
-// q := p.
-func copyOf(p *Permit) Permit { return Permit{ticket: p.ticket} }

@@ -15,30 +15,6 @@ import (
 
 // Regression tests for the bugs that adversarial use found (issue #11), one or more each.
 
-// stepClock is a Clock that a test sets anywhere, backwards included, as the Clock contract
-// forbids; and that panics while armed.
-type stepClock struct {
-	now   atomic.Int64
-	armed atomic.Bool
-}
-
-func (c *stepClock) Nanotime() int64 {
-	if c.armed.Load() {
-		panic("clock broke")
-	}
-	return c.now.Load()
-}
-
-func newStep(t *testing.T, c Config, at int64) (*Limiter, *stepClock) {
-	t.Helper()
-	clock := &stepClock{}
-	clock.now.Store(at)
-	c.Clock = clock
-	l, err := New(c)
-	require.NoError(t, err)
-	return l, clock
-}
-
 // 1. An estimate of 2^63 became math.MinInt64 through int(), and the limiter rejected every
 // call for good. Every conversion saturates, even past what Config accepts.
 func TestSaturate(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,13 +22,14 @@ var soak = flag.Duration("soak", 0, "run each stress variant for this long inste
 // detector, a fraction of a second.
 const stressOps = 20_000
 
-// The stress suite: many goroutines on a limiter with a real clock and 1 ms windows, so that
-// the limit moves while they run, each call ending at random: success, drop, another error,
-// Cancel, a panic through Do, or a Done on another goroutine. It runs at GOMAXPROCS 1, 2 and
-// 4, and on a limiter made at GOMAXPROCS 1 that then runs at 4. There are more goroutines
-// than the highest limit, and calls hold their slots across yields and hand-offs, so that a
-// limiter that let too many in would be seen to. It is bounded: stressOps operations and 20
-// windows a variant, on the real clock.
+// The stress suite, in every mode: many goroutines on a limiter with a real clock and 1 ms
+// windows, so that the limit moves while they run, each call of a class drawn at random and
+// ending at random: success, drop, another error, Cancel, a panic through Do, or a Done on
+// another goroutine; with MaxWait, half the calls may wait. It runs at GOMAXPROCS 1 and 4 (the
+// enforcing mode's limiter is made at 1, the leasing mode's at 2 or more). There are more
+// goroutines than the highest limit, and calls hold their slots across yields and hand-offs,
+// so that a limiter that let too many in, in all or in a class, would be seen to. It is
+// bounded: stressOps operations and 20 windows a variant, on the real clock.
 func TestStress(t *testing.T) {
 	variants := []struct {
 		name string
@@ -38,21 +40,20 @@ func TestStress(t *testing.T) {
 		{"aimd", Config{Algorithm: AIMD, InitialLimit: 8, MaxLimit: 12}},
 		{"vegas", Config{Algorithm: Vegas, InitialLimit: 8, MaxLimit: 12}},
 		{"lossdelay", Config{Algorithm: LossDelay, InitialLimit: 8, MaxLimit: 12}},
-		{"dryrun", Config{DryRun: true, InitialLimit: 4, MaxLimit: 16}},
+		{"waiting", Config{InitialLimit: 8, MinLimit: 8, MaxLimit: 8, MaxWait: time.Millisecond}},
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, procs := range []struct{ atNew, run int }{{1, 1}, {2, 2}, {4, 4}, {1, 4}} {
-		for _, v := range variants {
-			t.Run(fmt.Sprintf("%s/procs=%d,%d", v.name, procs.atNew, procs.run), func(t *testing.T) {
-				runtime.GOMAXPROCS(procs.atNew)
-				v.c.Window, v.c.MinWindowSamples = time.Millisecond, 1
-				l, err := New(v.c)
-				require.NoError(t, err)
-				runtime.GOMAXPROCS(procs.run)
-				stress(t, l, max(16, 4*procs.run))
-			})
+	forEachMode(t, testModes, func(t *testing.T, m testMode) {
+		for _, procs := range []int{1, 4} {
+			for _, v := range variants {
+				t.Run(fmt.Sprintf("%s/procs=%d", v.name, procs), func(t *testing.T) {
+					v.c.Window, v.c.MinWindowSamples = time.Millisecond, 1
+					l := m.new(t, v.c)
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					stress(t, m, l, max(16, 4*procs))
+				})
+			}
 		}
-	}
+	})
 }
 
 // stressCounts are what the callers saw, to check the limiter's counts against.
@@ -60,22 +61,45 @@ type stressCounts struct {
 	ops, acquired, rejected, samples, drops, checks atomic.Int64
 }
 
-func stress(t *testing.T, l *Limiter, goroutines int) {
-	c := l.cfg
+// handed is a permit handed to another goroutine to finish, and the index of its class.
+type handed struct {
+	p     *Permit
+	class int
+}
+
+func stress(t *testing.T, m testMode, l *Limiter, goroutines int) {
+	goroutinesBefore := runtime.NumGoroutine()
+	c := configOf(l)
+	handoff := make(chan handed, 1024)
 	bound := int64(c.MaxLimit) // a moving limit: never more holders than its highest
 	if c.MinLimit == c.MaxLimit {
 		bound = int64(c.MinLimit) // a fixed limit: exactly the limit
 	}
-	if c.DryRun {
+	truth := bound // the most calls in flight a permit may have been counted among
+	if !m.enforced() {
 		bound = 1 << 62 // admits every call
+		truth = int64(goroutines + cap(handoff) + 1)
+	}
+	classes := max(len(m.classes), 1)
+	classBound := slices.Repeat([]int64{bound}, classes)
+	if m.classes != nil && m.enforced() {
+		classBound = classBounds(m.classes, c.MaxLimit)
 	}
 	var n stressCounts
 	var holders atomic.Int64
-	hold := func() {
+	held := make([]atomic.Int64, classes)
+	hold := func(class int) {
 		if h := holders.Add(1); h > bound {
 			t.Errorf("%d holders, limit at most %d", h, bound)
 		}
+		if h := held[class].Add(1); h > classBound[class] {
+			t.Errorf("class %d: %d holders, at most %d", class, h, classBound[class])
+		}
 		n.checks.Add(1)
+	}
+	unhold := func(class int) {
+		held[class].Add(-1)
+		holders.Add(-1) // before the slot is freed, which lets another in
 	}
 	var deadline time.Time
 	if *soak > 0 {
@@ -83,13 +107,12 @@ func stress(t *testing.T, l *Limiter, goroutines int) {
 	}
 
 	// Another goroutine finishes the permits handed to it.
-	handoff := make(chan *Permit, 1024)
 	var finisher sync.WaitGroup
 	finisher.Go(func() {
-		for p := range handoff {
-			holders.Add(-1)
+		for h := range handoff {
+			unhold(h.class)
 			n.samples.Add(1)
-			p.Done(nil)
+			h.p.Done(nil)
 		}
 	})
 
@@ -108,12 +131,23 @@ func stress(t *testing.T, l *Limiter, goroutines int) {
 					return
 				}
 				n.ops.Add(1)
+				class := r.IntN(classes)
+				name := ""
+				if m.classes != nil {
+					name = m.classes[class].Name
+				}
 				op := r.IntN(6)
 				if op == 5 {
-					stressPanicThroughDo(t, l, hold, &holders, &n)
+					stressPanicThroughDo(t, l, m.context(context.Background(), name), func() { hold(class) }, func() { unhold(class) }, &n)
 					continue
 				}
-				p, err := l.Acquire()
+				var p Permit
+				var err error
+				if c.MaxWait > 0 && r.IntN(2) == 0 {
+					p, err = l.AcquireContext(m.context(context.Background(), name))
+				} else {
+					p, err = m.acquire(l, name)
+				}
 				if err != nil {
 					if !errors.Is(err, ErrLimitExceeded) {
 						t.Errorf("Acquire returned %v", err)
@@ -122,16 +156,19 @@ func stress(t *testing.T, l *Limiter, goroutines int) {
 					runtime.Gosched() // let the holders finish, as a client backs off
 					continue
 				}
+				if k := heldBy(&p); k < 1 || k > truth {
+					t.Errorf("a call counted among %d in flight, at most %d may be", k, truth)
+				}
 				n.acquired.Add(1)
-				hold()
+				hold(class)
 				if r.IntN(16) == 0 {
 					runtime.Gosched() // hold the slot a while
 				}
 				if op == 4 {
-					handoff <- &p
+					handoff <- handed{&p, class}
 					continue
 				}
-				holders.Add(-1)
+				unhold(class)
 				switch op {
 				case 0:
 					n.samples.Add(1)
@@ -156,19 +193,34 @@ func stress(t *testing.T, l *Limiter, goroutines int) {
 
 	s := l.Snapshot()
 	require.Zero(t, s.InFlight, "every slot came back")
+	require.Zero(t, s.Waiting)
+	requireIdle(t, l)
 	require.GreaterOrEqual(t, s.Windows, uint64(20), "windows closed")
-	read := l.stripes.sum(0)
-	require.Equal(t, uint64(n.samples.Load()), read.samples, "every sample counted once, none invented")
-	require.Equal(t, uint64(n.drops.Load()), read.drops)
-	if c.DryRun {
-		require.LessOrEqual(t, s.Rejected, uint64(n.acquired.Load()), "a would-be rejection is an admitted call")
-	} else {
+	samples, drops := windowTotals(l)
+	require.Equal(t, uint64(n.samples.Load()), samples, "every sample counted once, none invented")
+	require.Equal(t, uint64(n.drops.Load()), drops)
+	if m.enforced() {
 		require.LessOrEqual(t, s.Rejected, uint64(n.rejected.Load()), "rejections: lost perhaps, never invented")
+	} else {
+		require.LessOrEqual(t, s.Rejected, uint64(n.acquired.Load()), "a would-be rejection is an admitted call")
 	}
+	requireNoGoroutineLeft(t, goroutinesBefore)
 	if *soak > 0 {
 		fmt.Printf("stress %s: %d operations, %d admitted, %d rejected, %d windows, %d limit changes, %d invariants checked\n",
 			t.Name(), n.ops.Load(), n.acquired.Load(), n.rejected.Load(), s.Windows, s.LimitChanges, n.checks.Load())
 	}
+}
+
+// classBounds returns, for a limit, the most calls each class may hold: the limit less the
+// never-lent parts, half rounded up, of the reserves above it.
+func classBounds(classes []Class, limit int) []int64 {
+	bounds, kept := make([]int64, len(classes)), 0
+	for i, c := range classes {
+		bounds[i] = int64(limit - kept)
+		r := int(c.Reserve * float64(limit))
+		kept += r - r/2
+	}
+	return bounds
 }
 
 // stressOver reports whether a caller is done: after the deadline in a soak, else after its
@@ -180,61 +232,23 @@ func stressOver(l *Limiter, ops int, deadline time.Time) bool {
 	return ops >= stressOps && l.Snapshot().Windows >= 20
 }
 
-// stressPanicThroughDo runs a call through Do that panics inside the limit.
-func stressPanicThroughDo(t *testing.T, l *Limiter, hold func(), holders *atomic.Int64, n *stressCounts) {
+// stressPanicThroughDo runs a call with ctx through Do that panics inside the limit.
+func stressPanicThroughDo(t *testing.T, l *Limiter, ctx context.Context, hold, unhold func(), n *stressCounts) {
 	admitted := false
 	defer func() {
 		if r := recover(); admitted && r != "stress" || !admitted && r != nil {
 			t.Errorf("recovered %v, want the call's own panic", r)
 		}
 	}()
-	_, err := Do(context.Background(), l, func(context.Context) (int, error) {
+	_, err := Do(ctx, l, func(context.Context) (int, error) {
 		admitted = true
 		n.acquired.Add(1)
 		hold()
-		holders.Add(-1)
+		unhold()
 		panic("stress")
 	})
 	if !errors.Is(err, ErrLimitExceeded) {
 		t.Errorf("Do returned %v", err)
 	}
 	n.rejected.Add(1)
-}
-
-// watch reads snapshots until stop: the limit within its bounds, counters that never go
-// backwards, and windows that make sense. It counts the snapshots it checked in checks.
-func watch(r reporter, l *Limiter, stop <-chan struct{}, checks *atomic.Int64) {
-	c := l.cfg
-	var prev Snapshot
-	poll(stop, func() bool {
-		s := l.Snapshot()
-		ok := s.Limit >= c.MinLimit && s.Limit <= c.MaxLimit &&
-			s.Rejected >= prev.Rejected && s.Windows >= prev.Windows && s.LimitChanges >= prev.LimitChanges &&
-			s.LimitChanges <= s.Windows &&
-			(s.Windows == 0 || s.Last.Samples >= c.MinWindowSamples && s.Last.Drops <= s.Last.Samples &&
-				s.Last.MeanLatency < time.Minute &&
-				s.Last.LimitAfter >= c.MinLimit && s.Last.LimitAfter <= c.MaxLimit)
-		if !ok {
-			r.Errorf("snapshot breaks an invariant: %+v after %+v", s, prev)
-			return false
-		}
-		checks.Add(1)
-		prev = s
-		runtime.Gosched()
-		return true
-	})
-}
-
-// poll calls f until stop is closed or f returns false.
-func poll(stop <-chan struct{}, f func() bool) {
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		if !f() {
-			return
-		}
-	}
 }

@@ -451,46 +451,57 @@ func TestWaitNoAllocations(t *testing.T) {
 	})
 }
 
-// 64 goroutines mix Acquire, AcquireContext with random deadlines, Done and Cancel. No more
-// calls ever hold a slot than the limit allows, no waiter is forgotten while slots come
-// free, and nothing is left running.
+// 64 goroutines mix Acquire, AcquireContext with random deadlines, Done and Cancel, in every
+// mode and disabled, on a fixed limit and on a moving one with each algorithm. No more calls
+// ever hold a slot than the limit allows, no waiter is forgotten while slots come free, and
+// nothing is left running.
 func TestWaitStress(t *testing.T) {
-	const goroutines, calls = 64, 300
-	configs := map[string]Config{
+	const goroutines, calls = 64, 150
+	configs := []struct {
+		name string
+		c    Config
+	}{
 		// A fixed limit: at most 4 hold a slot at any moment.
-		"fixed": {InitialLimit: 4, MinLimit: 4, MaxLimit: 4},
-		// A moving limit (drops back off, windows of 1 ms): never above MaxLimit.
-		"moving": {InitialLimit: 4, MaxLimit: 8, Window: time.Millisecond, MinWindowSamples: 1},
+		{"fixed", Config{InitialLimit: 4, MinLimit: 4, MaxLimit: 4}},
 	}
-	for name, c := range configs {
-		t.Run(name, func(t *testing.T) {
-			forEachAlgorithm(t, func(t *testing.T, alg Algorithm) {
-				c.Algorithm, c.MaxWait, c.MaxWaiters = alg, time.Hour, goroutines
-				l, err := New(c)
-				require.NoError(t, err)
+	for _, alg := range algorithms {
+		// A moving limit (drops back off, windows of 1 ms): never above MaxLimit.
+		configs = append(configs, struct {
+			name string
+			c    Config
+		}{"moving/" + alg.String(), Config{Algorithm: alg, InitialLimit: 4, MaxLimit: 8, Window: time.Millisecond, MinWindowSamples: 1}})
+	}
+	forEachMode(t, append(testModes, disabledMode), func(t *testing.T, m testMode) {
+		for _, tc := range configs {
+			t.Run(tc.name, func(t *testing.T) {
+				c := tc.c
+				c.MaxWait, c.MaxWaiters = time.Hour, goroutines
 				goroutinesBefore := runtime.NumGoroutine()
-
+				l := m.new(t, c)
+				most := c.MaxLimit
+				if !m.enforced() {
+					most = goroutines
+				}
 				var holders, served, forgotten atomic.Int64
 				var wg sync.WaitGroup
 				for g := range goroutines {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
+					wg.Go(func() {
 						r := rand.New(rand.NewPCG(uint64(g), 13))
 						for range calls {
+							ctx := m.context(context.Background(), m.class(r))
 							var p Permit
 							var err error
 							patient := false
 							switch r.IntN(4) {
 							case 0:
-								p, err = l.Acquire()
+								p, err = l.AcquireClass(m.class(r))
 							case 1: // patient: waits until served
 								patient = true
-								ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+								ctx, cancel := context.WithTimeout(ctx, time.Minute)
 								p, err = l.AcquireContext(ctx)
 								cancel()
 							default:
-								ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.IntN(200))*time.Microsecond)
+								ctx, cancel := context.WithTimeout(ctx, time.Duration(r.IntN(200))*time.Microsecond)
 								p, err = l.AcquireContext(ctx)
 								cancel()
 							}
@@ -505,9 +516,9 @@ func TestWaitStress(t *testing.T) {
 								continue
 							}
 							served.Add(1)
-							holdAndFinish(t, r, &p, &holders, c.MaxLimit)
+							holdAndFinish(t, r, &p, &holders, most)
 						}
-					}()
+					})
 				}
 				wg.Wait()
 				require.Zero(t, forgotten.Load(), "a patient waiter timed out")
@@ -516,16 +527,9 @@ func TestWaitStress(t *testing.T) {
 				require.Zero(t, s.InFlight)
 				require.Zero(t, s.Waiting)
 				require.GreaterOrEqual(t, s.Rejected, s.WaitAbandoned)
-				// The workers have returned, and the timers of their contexts may still be
-				// running their cancel funcs: give both a second to exit.
-				for until := time.Now().Add(time.Second); runtime.NumGoroutine() > goroutinesBefore && time.Now().Before(until); {
-					runtime.Gosched()
-				}
-				if runtime.NumGoroutine() > goroutinesBefore {
-					buf := make([]byte, 1<<20)
-					t.Fatalf("goroutines left running:\n%s", buf[:runtime.Stack(buf, true)])
-				}
+				requireIdle(t, l)
+				requireNoGoroutineLeft(t, goroutinesBefore)
 			})
-		})
-	}
+		}
+	})
 }
