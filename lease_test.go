@@ -78,7 +78,7 @@ func TestLeaseLimitMoves(t *testing.T) {
 		limit := 16
 		l, clock := newManual(t, Config{InitialLimit: 16, MaxLimit: 100, MinWindowSamples: 1})
 		l.algorithm = scripted{func() int { return limit }}
-		if l.mode == leasing {
+		if l.leases && l.classes == nil {
 			l.slots.lease.Or(leaseOn) // as a take that another P's made fail does
 		}
 		for range 3 { // park slots
@@ -222,7 +222,7 @@ func TestLeaseOneGoroutineReplaysExactly(t *testing.T) {
 		defer close(stop)
 		l, clock := newManual(t, Config{InitialLimit: 40, MaxLimit: 200, MinWindowSamples: 5, Window: 10 * time.Millisecond})
 		var parking sync.WaitGroup // slots in every P's cache, without a sample
-		if l.mode == leasing {
+		if l.leases && l.classes == nil {
 			l.slots.lease.Or(leaseOn)
 		}
 		for range 4 * procs {

@@ -472,8 +472,10 @@ func TestWaitStress(t *testing.T) {
 			c    Config
 		}{"moving/" + alg.String(), Config{Algorithm: alg, InitialLimit: 4, MaxLimit: 8, Window: time.Millisecond, MinWindowSamples: 1}})
 	}
-	// Not yet with several classes: there, a patient waiter of a low class waited past its
-	// minute (the run was stopped at 10 minutes); to be looked into.
+	// Not with several classes: there, patient low-class waiters starve. With every caller of
+	// the lowest class waiting, each higher-class caller that queues behind them counts as
+	// turned away and takes the slots back that the last close lent, so that they wait for
+	// their minute (found by this suite; an open defect, not a test to weaken).
 	modes := slices.DeleteFunc(append(slices.Clone(testModes), disabledMode), func(m testMode) bool { return len(m.classes) > 1 })
 	forEachMode(t, modes, func(t *testing.T, m testMode) {
 		for _, tc := range configs {
