@@ -164,14 +164,14 @@ const (
 )
 
 // The largest values New accepts, which Config's comments state. A limit beyond
-// limitCeiling is no limit at all, and the ceilings keep every value the algorithms compute
+// maxLimitValue is no limit at all, and the bounds keep every value the algorithms compute
 // exact in a float64 and far from overflow.
 const (
-	limitCeiling            = 1 << 24   // InitialLimit, MinLimit and MaxLimit: 16,777,216 calls
-	queueSizeCeiling        = 1 << 24   // QueueSize, and Vegas's Alpha and Beta: no more than the largest limit
-	minWindowSamplesCeiling = 1_000_000 // MinWindowSamples
-	windowsCeiling          = 1_000_000 // LongWindow, ProbeInterval and RelearnAfter: 11 days of 1 s windows
-	probeMultiplierCeiling  = 1_000_000 // ProbeMultiplier
+	maxLimitValue       = 1 << 24   // InitialLimit, MinLimit and MaxLimit: 16,777,216 calls
+	maxQueueSize        = 1 << 24   // QueueSize, and Vegas's Alpha and Beta: no more than the largest limit
+	maxMinWindowSamples = 1_000_000 // MinWindowSamples
+	maxWindows          = 1_000_000 // LongWindow, ProbeInterval and RelearnAfter: 11 days of 1 s windows
+	maxProbeMultiplier  = 1_000_000 // ProbeMultiplier
 )
 
 const (
@@ -195,7 +195,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.MinLimit, defaultMinLimit)
 	setDefault(&c.MaxLimit, defaultMaxLimit)
 	initial := defaultInitialLimit
-	if 1 <= c.MinLimit && c.MinLimit <= c.MaxLimit && c.MaxLimit <= limitCeiling {
+	if 1 <= c.MinLimit && c.MinLimit <= c.MaxLimit && c.MaxLimit <= maxLimitValue {
 		initial = min(max(initial, c.MinLimit), c.MaxLimit) // else the bounds' error, not its
 	}
 	setDefault(&c.InitialLimit, initial)
@@ -256,25 +256,25 @@ func (c Config) validate() error {
 	if c.Window < minWindow || c.Window > maxWindow {
 		v.fail("window", c.Window, "must lie in [1ms, 1h]", ErrOutOfRange)
 	}
-	v.count("minWindowSamples", c.MinWindowSamples, minWindowSamplesCeiling)
+	v.count("minWindowSamples", c.MinWindowSamples, maxMinWindowSamples)
 	v.subUnitFloor(c)
 	v.tuning("smoothing", c.Smoothing, c.Smoothing > 0 && c.Smoothing <= 1, "must lie in (0, 1]")
 	v.tuning("rttTolerance", c.RTTTolerance, c.RTTTolerance >= 1, "must be at least 1")
-	v.count("longWindow", c.LongWindow, windowsCeiling)
-	v.count("queueSize", c.QueueSize, queueSizeCeiling)
+	v.count("longWindow", c.LongWindow, maxWindows)
+	v.count("queueSize", c.QueueSize, maxQueueSize)
 	v.tuning("backoffRatio", c.BackoffRatio, c.BackoffRatio >= 0.5 && c.BackoffRatio < 1, "must lie in [0.5, 1)")
 	v.tuning("lossThreshold", c.LossThreshold, c.LossThreshold > 0 && c.LossThreshold < 1, "must lie in (0, 1)")
 	v.tuning("delayTolerance", c.DelayTolerance, c.DelayTolerance >= 1, "must be at least 1")
 	v.tuning("increaseRatio", c.IncreaseRatio, c.IncreaseRatio > 0 && c.IncreaseRatio <= 1, "must lie in (0, 1]")
-	if c.ProbeInterval < 0 || c.ProbeInterval > windowsCeiling {
-		v.fail("probeInterval", c.ProbeInterval, fmt.Sprintf("must lie in [0, %d]", windowsCeiling), ErrInvalidTuning)
+	if c.ProbeInterval < 0 || c.ProbeInterval > maxWindows {
+		v.fail("probeInterval", c.ProbeInterval, fmt.Sprintf("must lie in [0, %d]", maxWindows), ErrInvalidTuning)
 	}
-	v.count("relearnAfter", c.RelearnAfter, windowsCeiling)
+	v.count("relearnAfter", c.RelearnAfter, maxWindows)
 	if c.LatencyCeiling < 0 {
 		v.fail("latencyCeiling", c.LatencyCeiling, "must not be negative", ErrInvalidTuning)
 	}
 	v.vegasQueue(c.Alpha, c.Beta)
-	v.count("probeMultiplier", c.ProbeMultiplier, probeMultiplierCeiling)
+	v.count("probeMultiplier", c.ProbeMultiplier, maxProbeMultiplier)
 	if c.MaxWait < 0 {
 		v.fail("maxWait", c.MaxWait, "must not be negative", ErrOutOfRange)
 	}
@@ -310,8 +310,8 @@ func (v *validator) fail(key string, value any, rule string, sentinel error) {
 func (v *validator) bound(key string, value int, what string) {
 	if value < 1 {
 		v.fail(key, value, what+" must be at least 1", ErrBoundBelowOne)
-	} else if value > limitCeiling {
-		v.fail(key, value, fmt.Sprintf("%s must not exceed %d", what, limitCeiling), ErrOutOfRange)
+	} else if value > maxLimitValue {
+		v.fail(key, value, fmt.Sprintf("%s must not exceed %d", what, maxLimitValue), ErrOutOfRange)
 	}
 }
 
@@ -341,7 +341,7 @@ func (v *validator) subUnitFloor(c Config) {
 }
 
 // vegasQueue checks Vegas's alpha and beta: both unset, or alpha at least 1 and beta above,
-// at most queueSizeCeiling.
+// at most maxQueueSize.
 func (v *validator) vegasQueue(alpha, beta int) {
 	switch {
 	case alpha == 0 && beta == 0:
@@ -349,8 +349,8 @@ func (v *validator) vegasQueue(alpha, beta int) {
 		v.fail("alpha", alpha, "must be at least 1, set with beta, or both 0 for the defaults", ErrInvalidTuning)
 	case beta <= alpha:
 		v.fail("beta", beta, fmt.Sprintf("must exceed alpha (%d), or both be 0 for the defaults", alpha), ErrInvalidTuning)
-	case beta > queueSizeCeiling:
-		v.fail("beta", beta, fmt.Sprintf("must not exceed %d", queueSizeCeiling), ErrInvalidTuning)
+	case beta > maxQueueSize:
+		v.fail("beta", beta, fmt.Sprintf("must not exceed %d", maxQueueSize), ErrInvalidTuning)
 	}
 }
 

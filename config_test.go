@@ -95,11 +95,11 @@ func TestConfigErrors(t *testing.T) {
 		{Config{MaxLimit: -5}, "R4C-ATR-003", ErrBoundBelowOne, "maxLimit = -5: a limit bound must be at least 1"},
 		{Config{InitialLimit: -2}, "R4C-ATR-003", ErrBoundBelowOne, "initialLimit = -2: the initial limit must be at least 1"},
 		{Config{MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("maxLimit = %d: a limit bound must not exceed 16777216", math.MaxInt)},
-		{Config{MaxLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "maxLimit = 16777217: a limit bound must not exceed 16777216"},
-		{Config{MinLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 16777217: a limit bound must not exceed 16777216"},
+		{Config{MaxLimit: maxLimitValue + 1}, "R4C-ATR-009", ErrOutOfRange, "maxLimit = 16777217: a limit bound must not exceed 16777216"},
+		{Config{MinLimit: maxLimitValue + 1}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 16777217: a limit bound must not exceed 16777216"},
 		{Config{InitialLimit: math.MaxInt, MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("initialLimit = %d:", math.MaxInt)},
 		{Config{MaxLimit: math.MaxInt}, "R4C-ATR-009", ErrOutOfRange, fmt.Sprintf("maxLimit = %d:", math.MaxInt)},
-		{Config{InitialLimit: limitCeiling + 1}, "R4C-ATR-009", ErrOutOfRange, "initialLimit = 16777217: the initial limit must not exceed 16777216"},
+		{Config{InitialLimit: maxLimitValue + 1}, "R4C-ATR-009", ErrOutOfRange, "initialLimit = 16777217: the initial limit must not exceed 16777216"},
 		{Config{MinLimit: 10, MaxLimit: 5}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 10: must not exceed maxLimit (5)"},
 		{Config{MinLimit: 300}, "R4C-ATR-009", ErrOutOfRange, "minLimit = 300: must not exceed maxLimit (200)"},
 		{Config{InitialLimit: 500}, "R4C-ATR-009", ErrOutOfRange, "initialLimit = 500: must lie in [minLimit, maxLimit] = [1, 200]"},
@@ -108,7 +108,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{Window: 2 * time.Hour}, "R4C-ATR-009", ErrOutOfRange, "window = 2h0m0s: must lie in [1ms, 1h]"},
 		{Config{Window: -time.Second}, "R4C-ATR-009", ErrOutOfRange, "window = -1s"},
 		{Config{MinWindowSamples: -1}, "R4C-REG-001", ErrInvalidTuning, `R4C-REG-001: adaptive limit "orders": minWindowSamples = -1: must lie in [1, 1000000]`},
-		{Config{MinWindowSamples: minWindowSamplesCeiling + 1}, "R4C-REG-001", ErrInvalidTuning, "minWindowSamples = 1000001: must lie in [1, 1000000]"},
+		{Config{MinWindowSamples: maxMinWindowSamples + 1}, "R4C-REG-001", ErrInvalidTuning, "minWindowSamples = 1000001: must lie in [1, 1000000]"},
 		{Config{LongWindow: -600}, "R4C-REG-001", ErrInvalidTuning, "longWindow = -600: must lie in [1, 1000000]"},
 		{Config{LongWindow: math.MaxInt}, "R4C-REG-001", ErrInvalidTuning, fmt.Sprintf("longWindow = %d: must lie in [1, 1000000]", math.MaxInt)},
 		{Config{QueueSize: -4}, "R4C-REG-001", ErrInvalidTuning, "queueSize = -4: must lie in [1, 16777216]"},
@@ -130,7 +130,7 @@ func TestConfigErrors(t *testing.T) {
 		{Config{DelayTolerance: math.Inf(1)}, "R4C-REG-001", ErrInvalidTuning, "delayTolerance = +Inf"},
 		{Config{IncreaseRatio: 1.5}, "R4C-REG-001", ErrInvalidTuning, "increaseRatio = 1.5: must lie in (0, 1]"},
 		{Config{ProbeInterval: -1}, "R4C-REG-001", ErrInvalidTuning, "probeInterval = -1: must lie in [0, 1000000]"},
-		{Config{ProbeInterval: windowsCeiling + 1}, "R4C-REG-001", ErrInvalidTuning, "probeInterval = 1000001: must lie in [0, 1000000]"},
+		{Config{ProbeInterval: maxWindows + 1}, "R4C-REG-001", ErrInvalidTuning, "probeInterval = 1000001: must lie in [0, 1000000]"},
 		{Config{RelearnAfter: -1}, "R4C-REG-001", ErrInvalidTuning, "relearnAfter = -1: must lie in [1, 1000000]"},
 		{Config{RelearnAfter: math.MaxInt}, "R4C-REG-001", ErrInvalidTuning, fmt.Sprintf("relearnAfter = %d: must lie in [1, 1000000]", math.MaxInt)},
 		{Config{LatencyCeiling: -time.Millisecond}, "R4C-REG-001", ErrInvalidTuning, "latencyCeiling = -1ms: must not be negative"},
@@ -165,10 +165,10 @@ func TestConfigErrors(t *testing.T) {
 
 // The ceilings themselves are valid.
 func TestConfigCeilings(t *testing.T) {
-	_, err := New(Config{InitialLimit: limitCeiling, MinLimit: limitCeiling, MaxLimit: limitCeiling,
-		QueueSize: queueSizeCeiling, MinWindowSamples: minWindowSamplesCeiling, LongWindow: windowsCeiling,
-		ProbeMultiplier: probeMultiplierCeiling, ProbeInterval: windowsCeiling, RelearnAfter: windowsCeiling,
-		Alpha: queueSizeCeiling - 1, Beta: queueSizeCeiling})
+	_, err := New(Config{InitialLimit: maxLimitValue, MinLimit: maxLimitValue, MaxLimit: maxLimitValue,
+		QueueSize: maxQueueSize, MinWindowSamples: maxMinWindowSamples, LongWindow: maxWindows,
+		ProbeMultiplier: maxProbeMultiplier, ProbeInterval: maxWindows, RelearnAfter: maxWindows,
+		Alpha: maxQueueSize - 1, Beta: maxQueueSize})
 	require.NoError(t, err)
 }
 

@@ -18,7 +18,7 @@ import (
 func FuzzConfig(f *testing.F) {
 	f.Add(uint8(0), 0, 0, 0, int64(0), 0, 0, 0, 0.0, 0.0, 0.0, false, false, []byte{0, 0, 3, 7, 7, 7, 4, 0, 5, 6})
 	f.Add(uint8(2), math.MaxInt, 1, math.MaxInt, int64(time.Millisecond), 1, 1, math.MaxInt, 1.0, 1.0, 0.5, false, true, []byte{0, 1, 2, 0xff, 3, 3, 3})
-	f.Add(uint8(1), limitCeiling, limitCeiling, limitCeiling, int64(time.Hour), 1, windowsCeiling, queueSizeCeiling, 1.0, 1.0, 0.9, false, false, []byte{0, 0xff, 4, 0xff, 3})
+	f.Add(uint8(1), maxLimitValue, maxLimitValue, maxLimitValue, int64(time.Hour), 1, maxWindows, maxQueueSize, 1.0, 1.0, 0.9, false, false, []byte{0, 0xff, 4, 0xff, 3})
 	f.Fuzz(func(t *testing.T, alg uint8, initial, minLimit, maxLimit int, window int64, minSamples, longWindow, queue int,
 		smoothing, tolerance, backoff float64, disabled, dryRun bool, traffic []byte) {
 		clock := NewManualClock()
@@ -94,7 +94,7 @@ func fuzzTraffic(t *testing.T, l *Limiter, clock *ManualClock, ops []byte) {
 func FuzzAlgorithm(f *testing.F) {
 	f.Add(uint8(1), 20, 1, 200, 4, 600, 0.2, 1.5, 0.9, []byte{10, 0, 0, 0, 1, 0, 0, 0, 20, 0})
 	f.Add(uint8(2), 20, 1, 200, 4, 600, 0.2, 1.5, 0.9, []byte{10, 0, 1, 0, 1, 0, 0, 0, 20, 0, 10, 0, 0, 0, 1, 0, 0, 0, 20, 0})
-	f.Add(uint8(1), limitCeiling, 1, limitCeiling, queueSizeCeiling, 1, 1.0, 1.0, 0.5, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add(uint8(1), maxLimitValue, 1, maxLimitValue, maxQueueSize, 1, 1.0, 1.0, 0.5, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	// LossDelay, a start in loss, then windows that took no time: its probes read 0 after 0.
 	f.Add(uint8(3), 20, 5, 200, 4, 600, 0.2, 1.5, 0.9, []byte{
 		0xe7, 3, 200, 0x40, 0xa5, 0xae, 2, 0, 2, 0,

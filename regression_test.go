@@ -48,13 +48,13 @@ func TestAlgorithmsSaturate(t *testing.T) {
 // QueueSize: math.MaxInt moved the limit from 4 to 1.8e18 in one window; now the largest
 // values Config accepts keep the limit within its bounds.
 func TestCeilingsKeepTheLimitInBounds(t *testing.T) {
-	l, clock := newManual(t, Config{InitialLimit: 4, MaxLimit: limitCeiling, QueueSize: queueSizeCeiling, MinWindowSamples: 1})
+	l, clock := newManual(t, Config{InitialLimit: 4, MaxLimit: maxLimitValue, QueueSize: maxQueueSize, MinWindowSamples: 1})
 	for range 5 {
 		p, err := l.Acquire()
 		require.NoError(t, err)
 		clock.Advance(time.Second)
 		p.Done(nil)
-		require.LessOrEqual(t, l.Limit(), limitCeiling)
+		require.LessOrEqual(t, l.Limit(), maxLimitValue)
 		require.GreaterOrEqual(t, l.Limit(), 1)
 	}
 }
