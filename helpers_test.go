@@ -532,7 +532,8 @@ func watch(r reporter, l *Limiter, stop <-chan struct{}, checks *atomic.Int64) {
 		ok := s.Limit >= c.MinLimit && s.Limit <= c.MaxLimit &&
 			s.Rejected >= prev.Rejected && s.Windows >= prev.Windows && s.LimitChanges >= prev.LimitChanges &&
 			s.LimitChanges <= s.Windows &&
-			(s.Windows == 0 || s.Last.Samples >= c.MinWindowSamples && s.Last.Drops <= s.Last.Samples &&
+			// A LossDelay probe's window ends at its bound with what samples it has (lossdelay.go).
+			(s.Windows == 0 || (s.Last.Samples >= c.MinWindowSamples || s.Last.Cause == CauseProbe) && s.Last.Drops <= s.Last.Samples &&
 				s.Last.MeanLatency < time.Minute &&
 				s.Last.LimitAfter >= c.MinLimit && s.Last.LimitAfter <= c.MaxLimit)
 		if !ok {
