@@ -23,7 +23,7 @@ type slotEffect struct {
 	n                     int64
 	leased                bool
 	taken, lease, cached  int64
-	acquired, rejected    uint64
+	rejected              uint64
 	leasedIn, classCounts uint64
 	takenBack             int64
 }
