@@ -73,21 +73,26 @@ vet:
 	for arch in amd64 arm64; do GOARCH=$$arch $(GO) vet -tags purego ./...; done
 	$(END)
 
-# The core's tests under the race detector, one and two Ps, for the assembly and purego.
+# The core's tests under the race detector, one and two Ps, for the assembly and purego. The
+# purego pass runs every test with a fifth of the stress tests' repetitions (-short: repeat in
+# helpers_test.go): it differs from the first only in the stripes' adds.
 race:
 	$(START)
 	$(GO) test -race -count=1 -cpu=1,2 ./...
-	$(GO) test -race -count=1 -cpu=1,2 -tags purego ./...
+	$(GO) test -race -count=1 -cpu=1,2 -short -tags purego ./...
 	$(END)
 
 # arm64's assembly and purego builds under qemu-user, on a CPU without LSE atomics (Cortex-A53:
 # Go's atomics take their load/store-exclusive loops) and on one with them (max: CASAL, LDADDAL).
+# The assembly on Cortex-A53 runs every repetition; the three others run every test with a
+# fifth of the stress tests' repetitions (-short: repeat in helpers_test.go).
 arm64: qemu
 	$(START)
 	@if [ -e $(OUT)/arm64-skipped ]; then echo "arm64: SKIPPED ($$(cat $(OUT)/arm64-skipped))"; exit 0; fi; \
-	for cpu in cortex-a53 max; do for tags in '' purego; do \
-		echo "QEMU_CPU=$$cpu GOARCH=arm64 go test -tags '$$tags' -exec $(QEMU_ARM64) ./..."; \
-		QEMU_CPU=$$cpu GOARCH=arm64 $(GO) test -count=1 -tags "$$tags" -exec $(QEMU_ARM64) ./...; \
+	short=; for cpu in cortex-a53 max; do for tags in '' purego; do \
+		echo "QEMU_CPU=$$cpu GOARCH=arm64 go test $$short -tags '$$tags' -exec $(QEMU_ARM64) ./..."; \
+		QEMU_CPU=$$cpu GOARCH=arm64 $(GO) test -count=1 $$short -tags "$$tags" -exec $(QEMU_ARM64) ./...; \
+		short=-short; \
 	done; done
 	$(END)
 
@@ -132,7 +137,8 @@ staticcheck:
 # it (a file built with !race) runs the tests that skipped, and only those, again without it:
 # the simulator's scenarios, its real-time runs on 127.0.0.1, and with LIMITSIM_DOCS=1 the
 # check that the README and docs/simulation.md show what the simulator prints, take minutes
-# under the detector. The first pass's log is printed whole where it fails.
+# under the detector. The real-time runs mostly sleep: they run side by side (t.Parallel,
+# -parallel 4), after the CPU-bound ones. The first pass's log is printed whole where it fails.
 modules: prometheus
 	$(START)
 	prom=$$([ -e $(OUT)/prometheus-skipped ] || echo 1); for m in $(filter-out .,$(MODULES)); do \
@@ -142,7 +148,7 @@ modules: prometheus
 		if grep -rlq --include='*_test.go' '^//go:build !race' $$m; then \
 			skipped=$$(sed -nE 's/^ *--- SKIP: ([A-Za-z0-9_]+)[ /].*/\1/p' $$log | sort -u | paste -sd'|'); \
 			echo "$$m without the race detector: $${skipped:-nothing skipped}"; \
-			[ -z "$$skipped" ] || (cd $$m && LIMITSIM_DOCS=1 $(GO) test -count=1 -run "^($$skipped)\$$" ./...); \
+			[ -z "$$skipped" ] || (cd $$m && LIMITSIM_DOCS=1 $(GO) test -count=1 -parallel 4 -run "^($$skipped)\$$" ./...); \
 		fi; \
 	done
 	$(END)

@@ -128,6 +128,16 @@ func forEachAlgorithm(t *testing.T, test func(t *testing.T, alg Algorithm)) {
 	}
 }
 
+// repeat returns n, how many times a stress test repeats its steps, or a fifth of it (at least
+// one) under -short: make test's passes under qemu-user and the race detector's of purego run
+// every test in every mode, with fewer repetitions, beside one full pass of each build.
+func repeat(n int) int {
+	if testing.Short() {
+		return max(n/5, 1)
+	}
+	return n
+}
+
 // forEachProcs runs test with GOMAXPROCS at each of 1, 2, 4 and 8, whatever -cpu says.
 func forEachProcs(t *testing.T, test func(t *testing.T, procs int)) {
 	for _, procs := range []int{1, 2, 4, 8} {

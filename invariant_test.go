@@ -107,7 +107,7 @@ func TestNoOverAdmission(t *testing.T) {
 				t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 					l, clock := fixedOnManual(t, m, limit)
 					s := limiterSubject{Limiter: l, mode: m}
-					o := holders(s, goroutines, calls, limit)
+					o := holders(s, goroutines, repeat(calls), limit)
 					checkMost(t, s, o, limit)
 					checkSettled(t, s, limit)
 					checkCounted(t, l, clock, o)
@@ -137,7 +137,7 @@ func TestNoOverAdmissionWithWaiters(t *testing.T) {
 				t.Run(fmt.Sprintf("limit=%d", limit), func(t *testing.T) {
 					l := m.new(t, Config{InitialLimit: limit, MinLimit: limit, MaxLimit: limit,
 						MaxWait: time.Hour, MaxWaiters: 64})
-					o := leaseStress(t, limiterSubject{Limiter: l, mode: m, waits: true}, 2*procs+2, 1000, limit)
+					o := leaseStress(t, limiterSubject{Limiter: l, mode: m, waits: true}, 2*procs+2, repeat(1000), limit)
 					require.Positive(t, o.admitted)
 					requireSettled(t, l, o.admitted)
 					require.LessOrEqual(t, slotsTaken(l), int64(limit), "held and cached, within the limit")
@@ -168,7 +168,7 @@ func TestNoOverAdmissionMovingLimit(t *testing.T) {
 				return limits[r.IntN(len(limits))]
 			}})
 			s := limiterSubject{Limiter: l, mode: m, waits: true}
-			o := holders(s, goroutines, calls, 0)
+			o := holders(s, goroutines, repeat(calls), 0)
 			checkAtMost(t, o, highest)
 			require.Positive(t, moves.Load(), "the limit moved")
 			snap := l.Snapshot()

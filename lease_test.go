@@ -23,7 +23,7 @@ func TestLeaseWindowsNeverAboveTheTruth(t *testing.T) {
 	forEachMode(t, enforcedModes, func(t *testing.T, m testMode) {
 		forEachProcs(t, func(t *testing.T, procs int) {
 			goroutines := 2*procs + 2
-			for round := range 60 {
+			for round := range repeat(60) {
 				l := m.new(t, Config{InitialLimit: 16, MaxLimit: 1000, Window: time.Millisecond, MinWindowSamples: 1,
 					MaxWait: time.Hour, MaxWaiters: 64})
 				r := rand.New(rand.NewPCG(uint64(procs), uint64(round)))

@@ -229,7 +229,7 @@ func stressOver(l *Limiter, ops int, deadline time.Time) bool {
 	if !deadline.IsZero() {
 		return time.Now().After(deadline)
 	}
-	return ops >= stressOps && l.Snapshot().Windows >= 20
+	return ops >= repeat(stressOps) && l.Snapshot().Windows >= 20
 }
 
 // stressPanicThroughDo runs a call with ctx through Do that panics inside the limit.

@@ -493,7 +493,7 @@ func TestWaitStress(t *testing.T) {
 				for g := range goroutines {
 					wg.Go(func() {
 						r := rand.New(rand.NewPCG(uint64(g), 13))
-						for range calls {
+						for range repeat(calls) {
 							ctx := m.context(context.Background(), m.class(r))
 							var p Permit
 							var err error

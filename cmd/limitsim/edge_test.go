@@ -45,6 +45,7 @@ func skipEdge(t *testing.T) {
 // timeout, and the goodput collapses (16.6%).
 func TestMiddlewareOverload(t *testing.T) {
 	skipEdge(t)
+	t.Parallel() // beside the other mostly idle real-time runs, after the CPU-bound tests
 	const (
 		run     = 60 * time.Second
 		timeout = 120 * time.Millisecond
@@ -84,6 +85,7 @@ func TestMiddlewareOverload(t *testing.T) {
 // signal (TestMiddlewareOverload has the defaults' windows, and a minute).
 func TestMiddlewareTimeouts(t *testing.T) {
 	skipEdge(t)
+	t.Parallel() // beside the other mostly idle real-time runs, after the CPU-bound tests
 	const (
 		workers        = 10
 		overloadRun    = 15 * time.Second
@@ -131,6 +133,7 @@ func TestMiddlewareTimeouts(t *testing.T) {
 // 64-74% at K = 20 (docs/integrations.md).
 func TestMiddlewareDepartures(t *testing.T) {
 	skipEdge(t)
+	t.Parallel() // beside the other mostly idle real-time runs, after the CPU-bound tests
 	const (
 		workers   = 20
 		departRun = 8 * time.Second
