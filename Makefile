@@ -46,11 +46,14 @@ END = @echo "--- $@: $$(( $$(date +%s) - $$(cat $(OUT)/$@.start) ))s"
 
 .PHONY: test $(LEGS) api qemu prometheus demo bench bench-check perf-baseline soak
 
-# The legs are independent; -Otarget prints each one's output whole when it finishes.
+# The legs are independent; -Otarget prints each one's output whole when it finishes. What they
+# install comes first, one install at a time: a leg waiting on one let the others take its
+# place in the order, and the longest leg, modules, started last.
 test:
 	@rm -rf $(OUT) && mkdir -p $(OUT)
 	@echo "modules: $(MODULES)"
-	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(LEGS)
+	@$(MAKE) --no-print-directory qemu prometheus
+	@$(MAKE) --no-print-directory -j$(JOBS) -Otarget $(LEGS) INSTALLED=1
 	@if [ -e $(OUT)/arm64-skipped ]; then \
 		echo "make test: passed, but the arm64 leg was SKIPPED: $$(cat $(OUT)/arm64-skipped)"; \
 	else echo "make test: passed, all legs ($(LEGS))"; fi
@@ -86,7 +89,7 @@ race:
 # Go's atomics take their load/store-exclusive loops) and on one with them (max: CASAL, LDADDAL).
 # The assembly on Cortex-A53 runs every repetition; the three others run every test with a
 # fifth of the stress tests' repetitions (-short: repeat in helpers_test.go).
-arm64: qemu
+arm64: $(if $(INSTALLED),,qemu)
 	$(START)
 	@if [ -e $(OUT)/arm64-skipped ]; then echo "arm64: SKIPPED ($$(cat $(OUT)/arm64-skipped))"; exit 0; fi; \
 	short=; for cpu in cortex-a53 max; do for tags in '' purego; do \
@@ -139,7 +142,7 @@ staticcheck:
 # check that the README and docs/simulation.md show what the simulator prints, take minutes
 # under the detector. The real-time runs mostly sleep: they run side by side (t.Parallel,
 # -parallel 4), after the CPU-bound ones. The first pass's log is printed whole where it fails.
-modules: prometheus
+modules: $(if $(INSTALLED),,prometheus)
 	$(START)
 	prom=$$([ -e $(OUT)/prometheus-skipped ] || echo 1); for m in $(filter-out .,$(MODULES)); do \
 		log=$(CURDIR)/$(OUT)/modules-$$(echo $$m | tr / _).log; \

@@ -218,9 +218,10 @@ func (l *Limiter) heldBackIdle(ce *ceiling) bool {
 // closeIdle closes the window where it is over, for a call that found no slot while slots
 // taken back from its class lie free (heldBackIdle), and reports whether the classes' part of
 // the window closed. Only a window's close lends those slots again, and a window closes as a
-// call finishes: where none is in flight, or none finishes, a close of this call's is the
-// only one. So what the classes above took back is lent again within two windows of the last
-// call they turned away, with calls finishing or not (see Class).
+// call finishes: where none is in flight, or none finishes, a close of this call's, or of a
+// waiter's (waitFor), is the only one. So what the classes above took back is lent again
+// within two windows of the last call they turned away, with calls finishing or not (see
+// Class).
 //
 //go:noinline
 func (l *Limiter) closeIdle() bool {

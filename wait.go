@@ -108,13 +108,17 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	if w == nil {
 		return Permit{}, l.reject(ce)
 	}
-	if ce != nil {
-		l.turnAway(ce) // a caller that waits was turned away too
-	}
 	return l.waitFor(ctx, w)
 }
 
 // waitFor waits until w is served, MaxWait passes or ctx is done.
+//
+// A waiter of a class below the highest also looks, every half window, for slots that the
+// classes above took back from its class and that lie free (heldBackIdle), and closes the
+// window where it is over (closeIdle), which lends them again and serves the waiters. A
+// window closes as a call finishes: with every caller waiting, and none in flight, a close of
+// a waiter's is the only one, and without it the waiters of the lower classes would wait for
+// their MaxWait behind free slots.
 func (l *Limiter) waitFor(ctx context.Context, w *waiter) (Permit, error) {
 	select {
 	case <-w.ready: // served while queueing: no timer needed
@@ -123,15 +127,27 @@ func (l *Limiter) waitFor(ctx context.Context, w *waiter) (Permit, error) {
 	}
 	timer := time.NewTimer(l.cfg.MaxWait)
 	defer timer.Stop()
-	select {
-	case <-w.ready:
-		return l.served(w), nil
-	case <-timer.C:
-		l.giveUp(w)
-		return Permit{}, l.rejection
-	case <-ctx.Done():
-		l.giveUp(w)
-		return Permit{}, &waitError{rejection: l.rejection, ctxErr: ctx.Err()}
+	var look <-chan time.Time
+	if w.ce != nil && w.ce.c > 0 {
+		t := time.NewTicker(max(l.cfg.Window/2, minWindow))
+		defer t.Stop()
+		look = t.C
+	}
+	for {
+		select {
+		case <-w.ready:
+			return l.served(w), nil
+		case <-look:
+			if l.heldBackIdle(w.ce) {
+				l.closeIdle()
+			}
+		case <-timer.C:
+			l.giveUp(w)
+			return Permit{}, l.rejection
+		case <-ctx.Done():
+			l.giveUp(w)
+			return Permit{}, &waitError{rejection: l.rejection, ctxErr: ctx.Err()}
+		}
 	}
 }
 
@@ -150,7 +166,8 @@ func (l *Limiter) started(n int64, leased bool, ce *ceiling) Permit {
 
 // enqueue adds a waiter of the class of ce to its list, and serves the lists, since a slot
 // may have been freed while the caller was on its way here; it returns nil where the waiters
-// are at their bound.
+// are at their bound. A waiter that those serves left waiting was turned away (turnAway): one
+// served at once was not, and takes nothing back from the classes below.
 //
 // A finishing call frees its slot and then reads the count; a caller here adds to the count
 // and then looks for a free slot. Atomics are sequentially consistent, so at least one of
@@ -180,6 +197,9 @@ func (l *Limiter) enqueue(ce *ceiling) *waiter {
 	list.count.Add(1)
 	q.count.Add(1)
 	l.serve()
+	if ce != nil && !w.served {
+		l.turnAway(ce)
+	}
 	return w
 }
 
