@@ -57,42 +57,47 @@ func (l *Limiter) Classes() []string {
 // call that takes its slot at once or is rejected at once, the one copy in the core, which
 // TestAcquireWritesOutItsSteps checks against the general path, acquireAny, step by step:
 //   - a call that finds every slot below its ceiling held is rejected before anything else,
-//     in three loads and two compares (and, without classes, the pace's load: pace.go), unless
-//     slots taken back from its class lie free (heldBackIdle);
+//     in three loads and two compares (and, without classes, a test that the limit is not 0),
+//     unless slots taken back from its class lie free (heldBackIdle);
 //   - else it takes its slot by takeFirst's steps.
 func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
-	hold := ce.hold()
 	if l.enforce == enforced {
-		if l.slots.allHeld(hold) {
-			// The zero Limiter's limit is 0: it goes on to acquireAny, and reject panics.
-			switch {
-			case ce == nil && l.rejection != nil && l.slots.gap.Load() == 0:
-				l.stripes.reject()
-				return Permit{}, l.rejection
-			case ce != nil && !l.heldBackIdle(ce):
+		var hold int64 // ce.hold(), where the call without classes needs no test of its own
+		if ce == nil {
+			if l.slots.allHeld(0) {
+				// A limit of 0 is the zero Limiter's, whose reject panics, or a paced one's
+				// (pace.go): both go on to acquireAny.
+				if err := l.rejection; l.slots.limit.Load() != 0 {
+					l.stripes.reject()
+					return Permit{}, err
+				}
+				return l.acquireAny(nil)
+			}
+		} else if hold = ce.hold(); l.slots.allHeld(hold) {
+			if !l.heldBackIdle(ce) {
 				return Permit{}, l.reject(ce)
 			}
+			return l.acquireAny(ce)
+		}
+		var n int64
+		leased := false
+		if w := l.slots.lease.Load(); w&cachedFlag == 0 && (ce == nil || !l.leases) {
+			if n = l.slots.takeShared(w, hold); n != 0 && ce != nil {
+				l.classes.countShared(ce.c)
+			}
 		} else {
-			var n int64
-			leased := false
-			if w := l.slots.lease.Load(); w&cachedFlag == 0 && (ce == nil || !l.leases) {
-				if n = l.slots.takeShared(hold); n != 0 && ce != nil {
-					l.classes.countShared(ce.c)
+			n, leased = l.takePinned(ce, hold, w)
+		}
+		if n != 0 {
+			p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
+			if l.timed() {
+				if l.src.kind == sourceTicks {
+					p.start = clock.Ticks() // startOf, inlined by hand as the compiler does not
+				} else {
+					p.start = l.nowHolding(p)
 				}
-			} else {
-				n, leased = l.takePinned(ce, hold, w)
 			}
-			if n != 0 {
-				p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
-				if l.timed() {
-					if l.src.kind == sourceTicks {
-						p.start = clock.Ticks() // startOf, inlined by hand as the compiler does not
-					} else {
-						p.start = l.nowHolding(p)
-					}
-				}
-				return Permit{ticket: p}, nil
-			}
+			return Permit{ticket: p}, nil
 		}
 	}
 	return l.acquireAny(ce)

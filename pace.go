@@ -6,9 +6,10 @@ package adaptivelimit
 // is the algorithm's baseline, or, before it has one, the last window's mean latency. So a
 // fleet of N clients holds about N*x calls in flight, fewer than N.
 //
-//   - While paced, slots.limit is 0, so that every call goes to the rejection branch, where
-//     one more load, of slots.gap, finds the pace; slots.gap is 0 while the limit is 1 or
-//     more, and a rejection then reads no clock.
+//   - While paced, slots.limit is 0, so that every call finds the limit full, and acquire's
+//     rejection, which tests that the limit is not 0, sends it to acquireAny, which finds the
+//     pace (admitPaced); slots.gap is 0 while the limit is 1 or more, and a rejection then
+//     reads neither the pace nor the clock.
 //   - A paced admission reads the clock, takes the one slot (slots.taken from 0 to 1) and
 //     moves slots.next on by the gap with a compare-and-swap; one that loses the race gives
 //     the slot back. So at most one call is in flight while paced, once the calls admitted

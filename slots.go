@@ -115,10 +115,11 @@ func (l *Limiter) take(ce *ceiling) (n int64, leased, freed bool) {
 // else on the shared overflow line (countShared), an add that costs less than a pin beside
 // the compare-and-swap that writes a shared line already.
 func (l *Limiter) takeFirst(ce *ceiling, hold int64) (n int64, leased bool) {
-	if w := l.slots.lease.Load(); w&cachedFlag != 0 || ce != nil && l.leases {
+	w := l.slots.lease.Load()
+	if w&cachedFlag != 0 || ce != nil && l.leases {
 		return l.takePinned(ce, hold, w)
 	}
-	if n = l.slots.takeShared(hold); n != 0 && ce != nil {
+	if n = l.slots.takeShared(w, hold); n != 0 && ce != nil {
 		l.classes.countShared(ce.c)
 	}
 	return n, false
@@ -130,7 +131,7 @@ func (l *Limiter) takePinned(ce *ceiling, hold, w int64) (n int64, leased bool) 
 	if w&cachedFlag != 0 {
 		n, leased = l.takeLeased(s, own, w, hold), true
 	} else {
-		n = l.slots.takeShared(hold)
+		n = l.slots.takeShared(w, hold)
 	}
 	if n != 0 && ce != nil {
 		add(&l.classes.stripe(s.i).acquired[ce.c&(MaxClasses-1)], 1, own) // the mask spares a bounds check
@@ -141,11 +142,12 @@ func (l *Limiter) takePinned(ce *ceiling, hold, w int64) (n int64, leased bool) 
 
 // takeShared takes a slot of the limit less hold from taken where no cache may hold an idle
 // one, and returns the slots taken with it, which are then the calls in flight; or 0, where a
-// cache may hold one or every such slot is taken. A compare-and-swap that another P's take
-// made fail turns leases on (without leases the flag is set and means nothing).
-func (s *slots) takeShared(hold int64) int64 {
+// cache may hold one or every such slot is taken. w is the lease word, read before taken (by
+// the caller, the first time). A compare-and-swap that another P's take made fail turns
+// leases on (without leases the flag is set and means nothing).
+func (s *slots) takeShared(w, hold int64) int64 {
 	for {
-		w, n := s.lease.Load(), s.taken.Load()
+		n := s.taken.Load()
 		if w > leaseOn || n >= s.limit.Load()-hold {
 			return 0
 		}
@@ -155,6 +157,7 @@ func (s *slots) takeShared(hold int64) int64 {
 		if w == 0 {
 			s.lease.Or(leaseOn)
 		}
+		w = s.lease.Load()
 	}
 }
 
