@@ -2,6 +2,7 @@ package adaptivelimit
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/resilience4cata/adaptivelimit/internal/clock"
 )
@@ -58,7 +59,7 @@ func (l *Limiter) Classes() []string {
 // TestAcquireWritesOutItsSteps checks against the general path, acquireAny, step by step:
 //   - a call that finds every slot below its ceiling held is rejected before anything else,
 //     in three loads and two compares (and, without classes, a test that the limit is not 0),
-//     unless slots taken back from its class lie free (heldBackIdle);
+//     unless slots taken back from its class lie free (heldBackIdle): reject's steps;
 //   - else it takes its slot by takeFirst's steps.
 func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 	if l.enforce == enforced {
@@ -75,7 +76,19 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 			}
 		} else if hold = ce.hold(); l.slots.allHeld(hold) {
 			if !l.heldBackIdle(ce) {
-				return Permit{}, l.reject(ce)
+				// reject(ce), with countRejected: in steady overload, where the classes
+				// below are shut already, the rejection makes no call but its count's pin.
+				cs := l.classes
+				if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
+					cs.ceilings.turnedAway(ce, limit)
+				}
+				if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
+					bump(&cs.counts[p].rejected[ce.c&(MaxClasses-1)], 1) // the mask spares a bounds check
+				} else {
+					atomic.AddUint64(&cs.overflow.rejected[ce.c], 1)
+				}
+				procUnpin()
+				return Permit{}, l.rejection
 			}
 			return l.acquireAny(ce)
 		}

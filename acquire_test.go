@@ -55,17 +55,25 @@ func TestAcquireWritesOutItsSteps(t *testing.T) {
 				if st.takenBack != 0 && !classed || st.cache != 0 && procs == 1 {
 					continue
 				}
-				t.Run(fmt.Sprintf("procs=%d/classed=%v/%+v", procs, classed, st), func(t *testing.T) {
-					runtime.GOMAXPROCS(procs)
-					written := stateLimiter(t, classed, st)
-					general := stateLimiter(t, classed, st)
-					runtime.GOMAXPROCS(1) // one P: both run on the P whose cache is set
-					p, err := written.acquire(written.lowest)
-					q, errAny := general.acquireAny(general.lowest)
-					require.Equal(t, errAny, err)
-					require.Equal(t, effectOf(general, q.inFlight, q.grant.leased), effectOf(written, p.inFlight, p.grant.leased))
-					p.ticket, q.ticket = ticket{}, ticket{}
-				})
+				// The lowest class, and with classes the highest, whose call turned away takes
+				// a slot back from the lowest.
+				for _, highest := range []bool{false, true}[:1+b2i(classed)] {
+					t.Run(fmt.Sprintf("procs=%d/classed=%v/highest=%v/%+v", procs, classed, highest, st), func(t *testing.T) {
+						runtime.GOMAXPROCS(procs)
+						written := stateLimiter(t, classed, st)
+						general := stateLimiter(t, classed, st)
+						runtime.GOMAXPROCS(1) // one P: both run on the P whose cache is set
+						ce, ceAny := written.lowest, general.lowest
+						if highest {
+							ce, ceAny = &written.classes.ceilings.class[0], &general.classes.ceilings.class[0]
+						}
+						p, err := written.acquire(ce)
+						q, errAny := general.acquireAny(ceAny)
+						require.Equal(t, errAny, err)
+						require.Equal(t, effectOf(general, q.inFlight, q.grant.leased), effectOf(written, p.inFlight, p.grant.leased))
+						p.ticket, q.ticket = ticket{}, ticket{}
+					})
+				}
 			}
 		}
 	}
@@ -117,4 +125,12 @@ func effectOf(l *Limiter, n int64, leased bool) slotEffect {
 		}
 	}
 	return e
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
