@@ -57,7 +57,11 @@ func TestAcquireWritesOutItsSteps(t *testing.T) {
 				}
 				// The lowest class, and with classes the highest, whose call turned away takes
 				// a slot back from the lowest.
-				for _, highest := range []bool{false, true}[:1+b2i(classed)] {
+				highests := []bool{false}
+				if classed {
+					highests = append(highests, true)
+				}
+				for _, highest := range highests {
 					t.Run(fmt.Sprintf("procs=%d/classed=%v/highest=%v/%+v", procs, classed, highest, st), func(t *testing.T) {
 						runtime.GOMAXPROCS(procs)
 						written := stateLimiter(t, classed, st)
@@ -125,12 +129,4 @@ func effectOf(l *Limiter, n int64, leased bool) slotEffect {
 		}
 	}
 	return e
-}
-
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

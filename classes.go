@@ -25,9 +25,9 @@ import (
 //     half of it rounded down, is always held back from the classes below: the class has it
 //     at once, after any history of calls.
 //   - The rest, and every slot no class reserves, is lent to the classes below while the
-//     class is not turned away. Each call of the class turned away (rejected, or left waiting
-//     by AcquireContext) lowers their ceilings by a slot, down to their own never-lent parts; the slots
-//     they borrowed come back as their calls finish.
+//     class is not turned away. Each call of the class turned away (rejected, or left
+//     waiting by AcquireContext) lowers their ceilings by a slot, down to their own
+//     never-lent parts; the slots they borrowed come back as their calls finish.
 //   - Each window's close lends again: it halves what was held back where no class above
 //     turned a call away, and else holds back no more than the slots they lacked in the
 //     window; in the next window, calls turned away take back at most six times that.
