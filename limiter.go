@@ -35,6 +35,7 @@ type Limiter struct {
 	algorithm  algorithm
 	schedule   scheduler // the algorithm, where it schedules its windows; nil otherwise (set by New)
 	read       totals    // what the last closed window read from the stripes
+	opened     int64     // clock units: where the window under way started
 	published  published
 	departures departures
 	// Written by a window's close, read by departures: how long a departure must have run
@@ -94,7 +95,8 @@ func New(c Config) (*Limiter, error) {
 	}
 	l.timing.Store(c.Algorithm != AIMD)
 	l.exact = float64(l.setLimit(int64(c.InitialLimit)))
-	l.window.end.Store(later(l.src.now(), l.windowUnits))
+	l.opened = l.src.now()
+	l.window.end.Store(later(l.opened, l.windowUnits))
 	return l, nil
 }
 

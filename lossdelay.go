@@ -105,7 +105,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 	a.step = a.step.after(a.confirmed())
 	doubledFrom := a.doubledFrom
 	a.doubledFrom = 0
-	lost := isLoss(w, a.threshold)
+	lost := isLoss(w, a.threshold) || a.sparseLoss(w)
 	capped := !lost && a.ceiling > 0 && mean > a.ceiling
 	gradient := lossGradient(a.tolerance, a.baseline, mean)
 	before := saturate(a.limit, 1, math.MaxInt)
@@ -137,7 +137,11 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 			// limit is what ran. (Below 1, before a baseline: see deepest.)
 			inFlight = saturate(max(a.limit, 1), 0, math.MaxInt)
 		}
-		a.limit = backOff(a.limit, inFlight, min(a.backoff, gradient, max(a.deepest(), 1-lossShare(w))))
+		factor := min(a.backoff, gradient, max(a.deepest(), 1-lossShare(w)))
+		if a.sparse(w) {
+			factor = min(factor, max(deepestSubUnit, math.Pow(dropCut, float64(w.drops))))
+		}
+		a.limit = backOff(a.limit, inFlight, factor)
 		if a.limit < 1 {
 			a.limit = max(a.limit, min(1, a.lossRegain()/streakDepth))
 		}
@@ -167,7 +171,7 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 		a.doubledFrom = a.limit
 		a.limit = min(1, a.lossRegain())
 	default:
-		a.adjust(w, &d)
+		a.adjust(w, &d, a.span(w))
 	}
 	a.limit = clamp(a.limit, a.minLimit, a.maxLimit)
 	// A window above the tolerance in which the pace outgrew the cut grew the limit; one
@@ -211,7 +215,10 @@ func (a *lossDelay) next(w window, d Decision) Decision {
 // slow start ends at a loss with half the window that lost, what is left to regain after a
 // window that doubled the limit into loss is the limit before it: not the one that lost
 // calls, nor the start's MaxLimit.
-func (a *lossDelay) adjust(w window, d *Decision) {
+//
+// span is how many windows' time the window stood for (span): the cut by the gradient and the
+// growth are for that many windows.
+func (a *lossDelay) adjust(w window, d *Decision, span float64) {
 	mean := w.meanLatency
 	if mean > a.tolerance*a.baseline {
 		d.Cause = CauseLatency
@@ -226,10 +233,11 @@ func (a *lossDelay) adjust(w window, d *Decision) {
 		d.Cause = CauseGrowth
 		a.stalled = 0
 		a.learnLower(mean)
-		if !a.confirmed() {
+		if !a.confirmed() && a.limit >= 1 {
 			// The baseline is only an upper bound on the no-load latency: a latency within
 			// tolerance of it says nothing of room to grow, and the probe that ends this
-			// window reads it again.
+			// window reads it again. Below 1 a probe reads too few calls to confirm it,
+			// and the limiter holds one call at most: the latency is the dependency's.
 			d.Cause = CauseSteady
 			return
 		}
@@ -242,7 +250,10 @@ func (a *lossDelay) adjust(w window, d *Decision) {
 	}
 	gradient := queueGradient(a.baseline*(1+a.tolerance)/2, mean)
 	d.Gradient = gradient
-	a.limit = a.limit*gradient + pace(a.tolerance, a.limit) + a.increase*a.limit*room(a.tolerance, a.baseline, mean)
+	if span != 1 {
+		gradient = math.Pow(gradient, span)
+	}
+	a.limit = a.limit*gradient + span*(pace(a.tolerance, a.limit)+a.increase*a.limit*room(a.tolerance, a.baseline, mean))
 }
 
 // Limits below 1 (Config.SubUnitFloor; the calls are paced: pace.go).
@@ -262,6 +273,27 @@ func (a *lossDelay) adjust(w window, d *Decision) {
 //   - Below 1 the pace is in proportion to the limit (pace): a fleet of N at limits about
 //     the capacity over N grows by N times the pace, which a pace that fell less than the
 //     limit would make many times the capacity.
+//   - A paced window, or one of fewer than MinWindowSamples samples, is judged by its drops,
+//     not their share: each halves the limit (dropCut, sparse). A window of fewer than
+//     minLossDrops*MinWindowSamples samples is one of loss at its first drop (sparseLoss):
+//     a client of a fleet of 1000 sends a few calls a window, and timeouts that are a few
+//     percent of the fleet's calls are one or two of its own, never the three that make a
+//     larger window one of loss.
+//   - A paced limiter's window waits for MinWindowSamples samples, so that it lasts the
+//     longer the fewer calls the limiter sends; it grows, and is cut by the latency's
+//     gradient, for as many windows as it lasted (span). The limits of a fleet then grow
+//     alike per second, while each limiter's drops, as many as its calls, cut it: the limits
+//     converge to equal shares. Grown by the window, the limiters that send the fewest calls
+//     would grow the slowest, and keep the least.
+//   - Until it has confirmed a baseline once, a window that has run a quarter of its length
+//     closes early at minLossDrops drops that are a majority, whatever its samples
+//     (lossdelay_phase.go, dropped): a fleet of 1000 clients started together at
+//     InitialLimit floods its dependency, and waiting for MinWindowSamples drops, a second
+//     of each client's calls, times out a second of the fleet's. A limiter whose calls have
+//     MinWindowSamples drops within the quarter closes at those, as before.
+//   - A relearned baseline needs a limit of 1 or more (stall), and so does a baseline
+//     confirmed before the limit grows (adjust): a paced limiter holds one call at most,
+//     the queue it sees is the fleet's, and a probe reads too few of its calls.
 //
 // With SubUnitFloor 1 (minLimit 1 or more), none of this applies: LossDelay is as before.
 
@@ -271,6 +303,31 @@ const deepestSubUnit = 1.0 / 8
 // streakDepth is how far below the limit before a streak of loss the streak takes a limit
 // below 1.
 const streakDepth = 64
+
+// dropCut is the factor that each drop of a sparse window cuts the limit by. Halved at each,
+// a fleet of 1000 times out 1.7% of its calls; cut by 40%, 2.2%, over the 2% aimed at.
+const dropCut = 0.5
+
+// sparse reports whether w has too few calls to read a share of drops from: a paced limiter's,
+// or one of fewer than MinWindowSamples samples, where the limit may go below 1.
+func (a *lossDelay) sparse(w window) bool {
+	return a.subUnit() && (a.limit < 1 || w.samples < a.minSamples)
+}
+
+// sparseLoss reports whether w, where the limit may go below 1, is one of loss for its first
+// drop: it has fewer samples than minLossDrops times MinWindowSamples.
+func (a *lossDelay) sparseLoss(w window) bool {
+	return a.subUnit() && w.drops > 0 && w.samples < minLossDrops*a.minSamples
+}
+
+// span is how many windows' time w stood for: its length in windows for a paced limiter, at
+// most pacedWindows, whose windows wait for their samples; 1 otherwise.
+func (a *lossDelay) span(w window) float64 {
+	if a.limit >= 1 || w.length <= a.window {
+		return 1
+	}
+	return min(w.length/a.window, pacedWindows)
+}
 
 // subUnit reports whether the limit may go below 1.
 func (a *lossDelay) subUnit() bool { return a.minLimit < 1 }
@@ -510,9 +567,10 @@ func (a *lossDelay) learnLower(mean float64) {
 }
 
 // stall counts a congested window and reports whether the latency has stayed within a tenth
-// of the first of RelearnAfter or more such windows in a row while they cut the limit to a
-// quarter: a queue of this limiter's own making would have shrunk. A limit held at MinLimit
-// is no such evidence: in a fleet, the others' calls keep the queue. Windows of loss between
+// of the first of RelearnAfter or more such windows in a row while they cut the limit to an
+// eighth: a queue of this limiter's own making would have shrunk. A limit held at MinLimit
+// is no such evidence, nor is one below 1, of a limiter that holds one call at most: in a
+// fleet, the others' calls keep the queue. Windows of loss between
 // them do not break the run: a dependency that got slower times calls out too (the shift
 // scenario: 37% of the capacity where they did).
 func (a *lossDelay) stall(mean float64) bool {
@@ -520,7 +578,7 @@ func (a *lossDelay) stall(mean float64) bool {
 		a.stalled, a.stallFrom, a.stallBefore = 0, mean, a.limit
 	}
 	a.stalled++
-	if a.stalled < a.relearnAfter || a.limit > a.stallBefore/8 {
+	if a.stalled < a.relearnAfter || a.limit > a.stallBefore/8 || a.limit < 1 {
 		return false
 	}
 	a.stalled = 0

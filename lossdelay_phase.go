@@ -58,6 +58,7 @@ func (a *lossDelay) gather() { a.phase, a.gatherLeft = gathering, startWindows }
 // confirm takes the baseline as measured, and sets the time to the next periodic probe.
 func (a *lossDelay) confirm() {
 	a.phase = steady
+	a.known.Store(true)
 	if a.probeInterval > 0 {
 		a.untilProbe = jitteredInterval(a.probeInterval, a.random())
 	}
@@ -120,10 +121,11 @@ func (s step) after(confirmed bool) step {
 // schedule is LossDelay's state for its windows' ends, which Limiter reaches only through
 // scheduler (algorithm.go), with the methods below.
 type schedule struct {
-	step        step      // the window under way's
-	until       int64     // clock units: in measuring, the probe's end at the latest
-	resume      int64     // clock units: the end of the window a probe or a close for loss cut short
-	drops       dropCount // the drops of the window under way
+	step        step        // the window under way's
+	until       int64       // clock units: in measuring, the probe's end at the latest
+	resume      int64       // clock units: the end of the window a probe or a close for loss cut short
+	drops       dropCount   // the drops of the window under way
+	known       atomic.Bool // a baseline was confirmed once (dropped)
 	src         *source
 	windowUnits int64 // Config.Window
 }
@@ -142,8 +144,12 @@ func (a *lossDelay) endDrain(now int64) (int64, bool) {
 	return later(now, a.src.units(a.measureTime())), true
 }
 
-// shortEnd is whole, but for a probe short of samples, which waits for them until its bound.
+// shortEnd is whole, but for a probe short of samples, which waits for them until its bound,
+// and a window closed early, which closes with the samples it has (dropped).
 func (a *lossDelay) shortEnd(now, whole int64) (int64, bool) {
+	if a.step == closedEarly {
+		return whole, false
+	}
 	if a.step != measuring {
 		return whole, true
 	}
@@ -167,22 +173,38 @@ func (a *lossDelay) nextEnd(now, whole int64) int64 {
 	return whole
 }
 
-// dropped counts a drop in window id, and reports whether the window's drops are the least
-// that make it one of loss, at least MinWindowSamples, times a power of two: only then does
-// noteDrop read the stripes.
-func (a *lossDelay) dropped(id uint64) bool {
-	n, least := a.drops.add(id), max(a.minSamples, minLossDrops)
+// dropped counts a drop in window id, and returns the fewest drops that may close the window
+// early, where the window's drops are that many times a power of two (doubling), and 0
+// otherwise: only then does noteDrop read the stripes. The fewest are MinWindowSamples, and
+// the minLossDrops that make a window one of loss; only minLossDrops where the limit may go
+// below 1 and no baseline was ever confirmed (known), as in a fleet started together beyond
+// its dependency's capacity (lossdelay.go, limits below 1).
+func (a *lossDelay) dropped(id uint64) uint64 {
+	n := a.drops.add(id)
+	if least := max(a.minSamples, minLossDrops); doubling(n, least) {
+		return least
+	}
+	if a.subUnit() && !a.known.Load() && doubling(n, minLossDrops) {
+		return minLossDrops
+	}
+	return 0
+}
+
+// doubling reports whether n is least times a power of two.
+func doubling(n, least uint64) bool {
 	return n >= least && n%least == 0 && (n/least)&(n/least-1) == 0
 }
 
-// closesEarly reports whether a majority of the window's calls were dropped, at least
-// MinWindowSamples and the minLossDrops that make a window one of loss, once it has run
-// 1/earlyCloses of its length. The dependency is overwhelmed, and every moment waited times
-// more calls out; calls that fail fast close no more windows than earlyCloses a window.
-// Unless a probe's, the window is then closedEarly.
-func (a *lossDelay) closesEarly(now, end int64, samples, drops uint64) bool {
-	if now-(end-a.windowUnits) < a.windowUnits/earlyCloses ||
-		drops < max(a.minSamples, minLossDrops) || 2*drops <= samples {
+// closesEarly reports whether a majority of the window's calls were dropped, at least least
+// (dropped), once it has run 1/earlyCloses of its length, and a quarter of it where least is
+// below MinWindowSamples: a limiter whose calls have that many drops by then closes at
+// MinWindowSamples, as it did before limits went below 1. The dependency is overwhelmed, and
+// every moment waited times more calls out; calls that fail fast close no more windows than
+// earlyCloses a window. Unless a probe's, the window is then closedEarly.
+func (a *lossDelay) closesEarly(now, end int64, samples, drops, least uint64) bool {
+	ran := now - (end - a.windowUnits)
+	if ran < a.windowUnits/earlyCloses || drops < least || 2*drops <= samples ||
+		least < a.minSamples && ran < a.windowUnits/4 {
 		return false
 	}
 	if a.step < draining {

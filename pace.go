@@ -15,6 +15,9 @@ package adaptivelimit
 //     the slot back. So at most one call is in flight while paced, once the calls admitted
 //     before the limit fell below 1 have finished, and no slot is taken beyond the count.
 //   - The gap is at most pacedWindows windows.
+//   - Each drop doubles the gap, up to slowestGaps times the gap that the last window's
+//     close set, until the next close, or the window's end where it waits for samples
+//     (slowPace, unslow).
 //   - A call that misses its turn leaves it to the next: slots.next keeps its schedule, at
 //     most one gap behind the clock, so that the calls admitted match the pace wherever calls
 //     come faster than it. A turn more than a gap ahead, set at a slower pace or before the
@@ -74,6 +77,7 @@ func (l *Limiter) setPace(d *Decision, now int64) {
 	if l.slots.gap.Load() == 0 {
 		l.slots.next.Store(now)
 	}
+	l.slots.paceGap.Store(gap)
 	l.slots.gap.Store(gap)
 	l.slots.limit.Store(0) // after the gap: a call that finds the limit full finds the pace
 }
@@ -83,6 +87,36 @@ func (l *Limiter) setPace(d *Decision, now int64) {
 // and it finds a dependency back. A fleet of 10,000 at it sends 1,000 calls a second with 1 s
 // windows, a fifth of what 50 slots of 10 ms calls serve.
 const pacedWindows = 10
+
+// slowPace doubles the gap of a paced limiter, at a drop, up to slowestGaps times the gap the
+// last window's close set (slots.paceGap), and no further than pacedWindows windows. A window's
+// close sets the pace from the window's calls, and a paced limiter's few calls make its
+// windows long: a fleet of paced limiters whose dependency lost half its capacity would
+// time calls out for a window or more before one closes. Doubled at each drop, the pace of
+// each limiter that sees a drop falls within a few of its calls; the next window's close
+// sets it anew, from a limit that the window's drops cut. One that loses the race to a
+// close or to another drop leaves the gap as it found it.
+func (l *Limiter) slowPace() {
+	sl := &l.slots
+	if gap := sl.gap.Load(); gap != 0 {
+		slowest := min(slowestGaps*sl.paceGap.Load(), pacedWindows*l.windowUnits)
+		sl.gap.CompareAndSwap(gap, min(2*gap, max(gap, slowest)))
+	}
+}
+
+// unslow takes a paced limiter's gap back to the one its last window's close set, where the
+// window's end passed without the samples to close it: drops slow the pace for a window.
+func (l *Limiter) unslow() {
+	sl := &l.slots
+	if gap := sl.gap.Load(); gap != 0 {
+		sl.gap.CompareAndSwap(gap, sl.paceGap.Load())
+	}
+}
+
+// slowestGaps is how many times the gap its window's close set that drops may stretch a
+// gap to. A few: a limiter paced in an incident, whose calls all time out, keeps trying the
+// dependency several times a window, and finds it back as soon as without the stretch.
+const slowestGaps = 4
 
 // moved reports whether the window of d moved the limit from before, the ExactLimit of the
 // window before it: also where it stayed below 1.

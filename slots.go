@@ -22,6 +22,7 @@ type slots struct {
 	cacheCap atomic.Int64 // the most idle slots a P's cache keeps under this limit
 	lease    atomic.Int64 // the lease word: see below
 	gap      atomic.Int64 // clock units between admissions while the limit is below 1; 0 while not (pace.go)
+	paceGap  atomic.Int64 // clock units: the gap the last window's close set, which drops stretch (slowPace)
 	next     atomic.Int64 // clock units: the earliest next admission while the limit is below 1 (pace.go)
 	_        pad
 }

@@ -11,6 +11,7 @@ type window struct {
 	drops       uint64
 	meanLatency float64 // nanoseconds
 	maxInFlight int     // the most calls in flight that a sample of the window saw, itself included
+	length      float64 // nanoseconds from the window's start to its close
 }
 
 // windowState is read by every call and written once a window, so it has a line of its own,
@@ -46,7 +47,7 @@ func (l *Limiter) closeWindow(now int64) {
 	read := l.stripes.sum(id)
 	if l.schedule != nil {
 		if end, ok := l.schedule.endDrain(now); ok {
-			l.read = read
+			l.read, l.opened = read, now
 			l.window.id.Store(id + 1)
 			l.window.end.Store(end)
 			return
@@ -62,6 +63,7 @@ func (l *Limiter) closeWindow(now int64) {
 			next, waits = l.schedule.shortEnd(now, next)
 		}
 		if waits {
+			l.unslow()
 			l.window.end.Store(next)
 			l.closeClasses(samples, read)
 			return
@@ -74,8 +76,9 @@ func (l *Limiter) closeWindow(now int64) {
 		drops:       min(since(read.drops, l.read.drops), samples),
 		meanLatency: latency / float64(max(samples, 1)) * l.src.nanosPerUnit,
 		maxInFlight: count(read.maxInFlight),
+		length:      float64(max(now-l.opened, 0)) * l.src.nanosPerUnit,
 	}
-	l.read = read
+	l.read, l.opened = read, now
 	l.judgeDepartures(w, id)
 	d := Decision{
 		Samples:     count(w.samples),
@@ -134,18 +137,21 @@ func since(now, before uint64) uint64 {
 // count converts a count to an int, saturating where int has 32 bits.
 func count(n uint64) int { return int(min(n, math.MaxInt)) }
 
-// noteDrop counts a drop of a call that started at start for the scheduler, which may close
-// the window at once, before its end (closesEarly): the drop's own done then closes it. Only
+// noteDrop slows a paced limiter's pace (slowPace), and counts a drop of a call that started
+// at start for the scheduler, which may close the window at once, before its end
+// (closesEarly): the drop's own done then closes it. Only
 // the drops of calls that started in the window count: those admitted before had their
 // window, and one burst of timeouts must not close window after window. Only drops call it,
 // and it reads the stripes only where the scheduler asks (dropped).
 func (l *Limiter) noteDrop(start int64) {
+	l.slowPace()
 	s := l.schedule
 	if s == nil || start < l.window.end.Load()-l.windowUnits {
 		return
 	}
 	id := l.window.id.Load()
-	if !s.dropped(id) || !l.closing.CompareAndSwap(false, true) {
+	least := s.dropped(id)
+	if least == 0 || !l.closing.CompareAndSwap(false, true) {
 		return
 	}
 	defer l.closing.Store(false)
@@ -153,7 +159,7 @@ func (l *Limiter) noteDrop(start int64) {
 	read := l.stripes.sum(id)
 	samples := since(read.samples, l.read.samples) + 1 // this drop, not yet added
 	drops := since(read.drops, l.read.drops) + 1
-	if l.window.id.Load() == id && s.closesEarly(now, end, samples, drops) {
+	if l.window.id.Load() == id && s.closesEarly(now, end, samples, drops, least) {
 		l.window.end.Store(now)
 	}
 }
