@@ -313,3 +313,18 @@ func noRejectionWithASlotEach(t *testing.T, m testMode, procs int) {
 	require.Zero(t, rejected.Load())
 	requireSettled(t, l, int64(goroutines*2000))
 }
+
+// A take that read the lease word before another P cached an idle slot, and flagged it, finds
+// that slot counted in taken: it reports 1 call in flight, not the slots taken. (The stress
+// test above met it once in a CI run under the race detector: 19 calls in flight for 18.)
+func TestTakeSharedCountsNoIdleSlot(t *testing.T) {
+	l, err := New(Config{InitialLimit: 8, MinLimit: 8, MaxLimit: 8})
+	require.NoError(t, err)
+	sl := &l.slots
+	stale := sl.lease.Load() | leaseOn // what the take read before
+	sl.taken.Store(3)                  // two calls hold a slot, and a third finished into a cache
+	sl.lease.Store(leaseOn | cachedFlag)
+	require.Equal(t, int64(1), sl.takeShared(stale, 0))
+	sl.lease.Store(leaseOn) // no cache may hold an idle slot: taken is the truth
+	require.Equal(t, int64(5), sl.takeShared(leaseOn, 0))
+}

@@ -142,10 +142,13 @@ func (l *Limiter) takePinned(ce *ceiling, hold, w int64) (n int64, leased bool) 
 }
 
 // takeShared takes a slot of the limit less hold from taken where no cache may hold an idle
-// one, and returns the slots taken with it, which are then the calls in flight; or 0, where a
-// cache may hold one or every such slot is taken. w is the lease word, read before taken (by
-// the caller, the first time). A compare-and-swap that another P's take made fail turns
-// leases on (without leases the flag is set and means nothing).
+// one, and returns the calls in flight with it; or 0, where a cache may hold one or every such
+// slot is taken. w is the lease word, read before taken (by the caller, the first time). A
+// compare-and-swap that another P's take made fail turns leases on (without leases the flag
+// is set and means nothing).
+//   - The calls in flight are the slots taken, where the word read after the take says that
+//     no cache may hold an idle slot; else 1, fewer, never more. A slot cached, and flagged,
+//     between the word read before and the take is counted in taken, and its call is gone.
 func (s *slots) takeShared(w, hold int64) int64 {
 	for {
 		n := s.taken.Load()
@@ -153,6 +156,9 @@ func (s *slots) takeShared(w, hold int64) int64 {
 			return 0
 		}
 		if s.taken.CompareAndSwap(n, n+1) {
+			if s.lease.Load() > leaseOn {
+				return 1
+			}
 			return n + 1
 		}
 		if w == 0 {
