@@ -125,7 +125,7 @@ type schedule struct {
 	until       int64       // clock units: in measuring, the probe's end at the latest
 	resume      int64       // clock units: the end of the window a probe or a close for loss cut short
 	drops       dropCount   // the drops of the window under way
-	known       atomic.Bool // a baseline was confirmed once (dropped)
+	known       atomic.Bool // confirmed(), which stays true once, for dropped, which runs beside the close
 	src         *source
 	windowUnits int64 // Config.Window
 }
