@@ -285,6 +285,10 @@ func (a *lossDelay) adjust(w window, d *Decision, span float64) {
 //     alike per second, while each limiter's drops, as many as its calls, cut it: the limits
 //     converge to equal shares. Grown by the window, the limiters that send the fewest calls
 //     would grow the slowest, and keep the least.
+//   - It waits pacedWindows windows at most, jittered, and then closes with the samples it
+//     has, one at least, for no more windows than it has samples (nextEnd, span): a client of
+//     a fleet of 10,000 sends a call a second, and its windows would last 10 s or more,
+//     decide once in that time, and, started together, decide together.
 //   - Until it has confirmed a baseline once, a window that has run a quarter of its length
 //     closes early at minLossDrops drops that are a majority, whatever its samples
 //     (lossdelay_phase.go, dropped): a fleet of 1000 clients started together at
@@ -321,12 +325,18 @@ func (a *lossDelay) sparseLoss(w window) bool {
 }
 
 // span is how many windows' time w stood for: its length in windows for a paced limiter, at
-// most pacedWindows, whose windows wait for their samples; 1 otherwise.
+// most pacedWindows, whose windows wait for their samples; 1 otherwise. A window that stopped
+// waiting (nextEnd) stands for no more windows than it has samples: its growth is for the
+// calls that say there is room.
 func (a *lossDelay) span(w window) float64 {
 	if a.limit >= 1 || w.length <= a.window {
 		return 1
 	}
-	return min(w.length/a.window, pacedWindows)
+	span := min(w.length/a.window, pacedWindows)
+	if w.samples < a.minSamples {
+		span = max(1, min(span, float64(w.samples)))
+	}
+	return span
 }
 
 // subUnit reports whether the limit may go below 1.

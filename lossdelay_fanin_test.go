@@ -55,6 +55,13 @@ func TestLossDelaySparseWindows(t *testing.T) {
 	require.InDelta(t, 3*one, grown(3*time.Second), 1e-12)
 	require.InDelta(t, pacedWindows*one, grown(time.Hour), 1e-12)
 	require.Equal(t, one, grown(time.Second/2), "a short window spans one")
+	few := func(samples uint64) float64 {
+		a := paced(t, 0.2)
+		a.next(window{samples: samples, meanLatency: 10 * ms, maxInFlight: 1, length: float64(time.Hour)}, Decision{})
+		return a.limit - 0.2
+	}
+	require.InDelta(t, 3*one, few(3), 1e-12, "a window closed with 3 samples spans 3 at most")
+	require.InDelta(t, one, few(1), 1e-12)
 
 	// Before its baseline is confirmed, a paced limiter grows at the baseline's latency; one at 1
 	// or more waits for the probe that ends the window to confirm it.
@@ -115,6 +122,64 @@ func TestLossDelayStartClosesAtTheThirdDrop(t *testing.T) {
 	a.confirm()
 	require.Equal(t, []uint64{10, 10}, least(a, 2), "once confirmed, at 10 and 20 only")
 	require.Equal(t, []uint64{10, 10}, least(unconfirmed(t, Config{SubUnitFloor: 1, MinWindowSamples: 10}), 1), "never below 1")
+}
+
+// A paced window waits for MinWindowSamples samples pacedWindows windows at most, jittered
+// between half of that and all of it; then it closes with one sample or more. At 1 or more,
+// and without a sample, it waits as before.
+func TestPacedWindowWaitsPacedWindowsAtMost(t *testing.T) {
+	for _, r := range []float64{0, 0.5} {
+		longest := time.Duration(float64(pacedWindows*time.Second) * (0.5 + r/2))
+		l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 20, MinWindowSamples: 10,
+			Random: func() float64 { return r }})
+		held := acquireN(t, l, 5)
+		clock.Advance(300 * time.Millisecond)
+		for p := range each(held[:4]) {
+			p.Done(context.DeadlineExceeded) // the start's window closes at the third drop
+		}
+		held[4].Done(nil)
+		s := l.Snapshot()
+		require.Equal(t, uint64(1), s.Windows)
+		require.Less(t, s.ExactLimit, 1.0, "paced")
+		finish := func(at time.Duration) {
+			t.Helper()
+			clock.Set(int64(300*time.Millisecond + at))
+			p, err := l.Acquire()
+			require.NoError(t, err, "the turn has come")
+			p.Done(nil)
+		}
+		finish(longest - time.Millisecond)
+		require.Equal(t, uint64(1), l.Snapshot().Windows, "r %g: waits until its longest", r)
+		finish(longest)
+		s = l.Snapshot()
+		require.Equal(t, uint64(2), s.Windows, "r %g: closes at its longest", r)
+		require.Equal(t, 4, s.Last.Samples, "the fourth drop, the call after it and two paced calls")
+	}
+
+	a := newTestLossDelay(t, Config{InitialLimit: 1, Random: func() float64 { return 0.5 }})
+	a.useClock(&source{nanosPerUnit: 1}, int64(time.Second))
+	a.limit = 0.25
+	a.nextEnd(0, int64(time.Second))
+	at, window := int64(7500*time.Millisecond), int64(time.Second)
+	for _, tt := range []struct {
+		now     int64
+		limit   float64
+		samples uint64
+		waits   bool
+		end     int64 // where it waits
+	}{
+		{at - 1, 0.25, 1, true, at}, // until its longest, before the window's own end
+		{at, 0.25, 1, false, 0},
+		{at, 0.25, 0, true, at + window},
+		{at, 1, 9, true, at + window},
+	} {
+		a.limit = tt.limit
+		end, waits := a.shortEnd(tt.now, tt.now+window, tt.samples)
+		require.Equal(t, tt.waits, waits, "%+v", tt)
+		if waits {
+			require.Equal(t, tt.end, end, "%+v", tt)
+		}
+	}
 }
 
 // A drop doubles a paced limiter's gap, up to slowestGaps times the gap its window's close

@@ -124,6 +124,7 @@ type schedule struct {
 	step        step        // the window under way's
 	until       int64       // clock units: in measuring, the probe's end at the latest
 	resume      int64       // clock units: the end of the window a probe or a close for loss cut short
+	longest     int64       // clock units: where a paced window stops waiting for its samples (nextEnd)
 	drops       dropCount   // the drops of the window under way
 	known       atomic.Bool // confirmed(), which stays true once, for dropped, which runs beside the close
 	src         *source
@@ -144,16 +145,19 @@ func (a *lossDelay) endDrain(now int64) (int64, bool) {
 	return later(now, a.src.units(a.measureTime())), true
 }
 
-// shortEnd is whole, but for a probe short of samples, which waits for them until its bound,
-// and a window closed early, which closes with the samples it has (dropped).
-func (a *lossDelay) shortEnd(now, whole int64) (int64, bool) {
-	if a.step == closedEarly {
+// shortEnd is whole, but for a probe short of samples, which waits for them until its bound;
+// a window closed early, which closes with the samples it has (dropped); and a paced window
+// with a sample, which waits for more until its longest (nextEnd), then closes with them.
+func (a *lossDelay) shortEnd(now, whole int64, samples uint64) (int64, bool) {
+	switch {
+	case a.step == closedEarly:
 		return whole, false
+	case a.step == measuring:
+		return a.until, now < a.until
+	case a.limit < 1 && samples > 0:
+		return min(whole, a.longest), now < a.longest
 	}
-	if a.step != measuring {
-		return whole, true
-	}
-	return a.until, now < a.until
+	return whole, true
 }
 
 // nextEnd is whole, but where the window drains (drainTime) or is the rest of one (resume).
@@ -162,7 +166,15 @@ func (a *lossDelay) shortEnd(now, whole int64) (int64, bool) {
 // started together, stay together, and so do their probes. Once the baseline is confirmed,
 // the rest of a window that closed early for its loss runs too; before, the window after it
 // is a whole one, whose start leaves the calls of the one that closed out of its drops.
+//
+// A paced window waits for its samples pacedWindows windows at most, jittered as
+// jitteredInterval does (longest): a client of a fleet of 10,000 sends a call a second or
+// fewer, and its windows would wait ten seconds or more for MinWindowSamples; so would a
+// dependency back from an incident. The fleet's windows, started together, end apart.
 func (a *lossDelay) nextEnd(now, whole int64) int64 {
+	if a.limit < 1 {
+		a.longest = later(now, int64(float64(pacedWindows*a.windowUnits)*(0.5+a.random()/2)))
+	}
 	switch {
 	case a.step == draining:
 		a.resume = whole

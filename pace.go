@@ -85,7 +85,8 @@ func (l *Limiter) setPace(d *Decision, now int64) {
 // pacedWindows is the most windows between two paced admissions: whatever the latency (a call
 // that hung for an hour), a paced limiter admits a call that often, so that its windows close
 // and it finds a dependency back. A fleet of 10,000 at it sends 1,000 calls a second with 1 s
-// windows, a fifth of what 50 slots of 10 ms calls serve.
+// windows, a fifth of what 50 slots of 10 ms calls serve. It is also the longest a paced
+// window waits for its samples (lossDelay.nextEnd).
 const pacedWindows = 10
 
 // slowPace doubles the gap of a paced limiter, at a drop, up to slowestGaps times the gap the
