@@ -26,6 +26,7 @@ type scheduler interface {
 	nextEnd(now, whole int64) int64                                    // of the window that starts at now
 	dropped(id uint64) (least uint64)                                  // counts a drop; not 0: read the counts
 	closesEarly(now, end int64, samples, drops, least uint64) bool     // the window closes at now, for loss
+	judged() bool                                                      // the close judged the calls in flight too
 }
 
 func newAlgorithm(c Config) algorithm {

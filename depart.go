@@ -89,8 +89,7 @@ func (l *Limiter) depart(p ticket) {
 	}
 	ran := elapsed(p.start, l.nowHolding(p))
 	if after := l.departAfter.Load(); after > 0 && ran > uint64(after) {
-		l.noteDrop(p.start)
-		l.done(p, nil, 1)
+		l.drop(p)
 		return
 	}
 	l.departed.n.Add(1)

@@ -17,12 +17,12 @@ const untimed = math.MaxInt64
 // adding one; the clock is read before the slot is freed, so the sample does not time that.
 func (l *Limiter) done(p ticket, err error, drop uint64) {
 	if err != nil {
-		if !l.dropOn(p, err) {
+		if l.dropOn(p, err) {
+			l.drop(p)
+		} else {
 			l.ignore(p)
-			return
 		}
-		drop = 1
-		l.noteDrop(p.start)
+		return
 	}
 	// The P is pinned before the slot is freed, so that between freeing it and the next call's
 	// taking one there is as little as possible: another processor would take the line.
@@ -60,6 +60,16 @@ func (l *Limiter) done(p ticket, err error, drop uint64) {
 	if uint64(l.window.end.Load()-1-now) >= uint64(l.windowUnits) {
 		l.closeWindow(now)
 	}
+}
+
+// drop finishes p as a drop, whatever its error: a sample, or none where noteDrop leaves the
+// drop out.
+func (l *Limiter) drop(p ticket) {
+	if l.noteDrop(p.start) {
+		l.ignore(p)
+		return
+	}
+	l.done(p, nil, 1)
 }
 
 // cancel frees p's slot without a sample.

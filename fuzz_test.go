@@ -165,16 +165,17 @@ func FuzzWindow(f *testing.F) {
 			if c.p.start == untimed {
 				latency = 0 // AIMD's, before its first departure
 			}
+			leftOut := c.p.start < l.leftOut.Load() // a drop of the start's calls (noteDrop)
 			if err == errDeparted {
 				after := l.departAfter.Load()
-				if c.p.start != untimed && after > 0 && elapsed(c.p.start, now) > uint64(after) {
+				if c.p.start != untimed && after > 0 && elapsed(c.p.start, now) > uint64(after) && !leftOut {
 					m.add(latency, true)
 				}
 				c.p.Finish(Departed)
 				m.check()
 				return
 			}
-			if err == nil || err == context.DeadlineExceeded {
+			if err == nil || err == context.DeadlineExceeded && !leftOut {
 				m.add(latency, err != nil)
 			}
 			c.p.Done(err)

@@ -1,6 +1,7 @@
 package adaptivelimit
 
 import (
+	"math"
 	"runtime"
 	"sync/atomic"
 )
@@ -31,11 +32,14 @@ type Limiter struct {
 	windowUnits int64
 
 	// Owned by the goroutine that holds closing.
-	closing    atomic.Bool
-	algorithm  algorithm
-	schedule   scheduler // the algorithm, where it schedules its windows; nil otherwise (set by New)
-	read       totals    // what the last closed window read from the stripes
-	opened     int64     // clock units: where the window under way started
+	closing   atomic.Bool
+	algorithm algorithm
+	schedule  scheduler // the algorithm, where it schedules its windows; nil otherwise (set by New)
+	read      totals    // what the last closed window read from the stripes
+	opened    int64     // clock units: where the window under way started
+	// Written by a window's close, read by drops: the drops of the calls that started before
+	// it are left out of the windows (noteDrop), in clock units; math.MinInt64 for none.
+	leftOut    atomic.Int64
 	published  published
 	departures departures
 	// Written by a window's close, read by departures: how long a departure must have run
@@ -93,6 +97,7 @@ func New(c Config) (*Limiter, error) {
 		s.useClock(&l.src, l.windowUnits)
 		l.schedule = s
 	}
+	l.leftOut.Store(math.MinInt64) // a clock's readings may be negative
 	l.timing.Store(c.Algorithm != AIMD)
 	l.exact = float64(l.setLimit(int64(c.InitialLimit)))
 	l.opened = l.src.now()

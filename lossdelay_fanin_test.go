@@ -153,7 +153,7 @@ func TestPacedWindowWaitsPacedWindowsAtMost(t *testing.T) {
 		finish(longest)
 		s = l.Snapshot()
 		require.Equal(t, uint64(2), s.Windows, "r %g: closes at its longest", r)
-		require.Equal(t, 4, s.Last.Samples, "the fourth drop, the call after it and two paced calls")
+		require.Equal(t, 3, s.Last.Samples, "the call after the close and two paced calls: the fourth drop is left out")
 	}
 
 	a := newTestLossDelay(t, Config{InitialLimit: 1, Random: func() float64 { return 0.5 }})
@@ -179,6 +179,55 @@ func TestPacedWindowWaitsPacedWindowsAtMost(t *testing.T) {
 		if waits {
 			require.Equal(t, tt.end, end, "%+v", tt)
 		}
+	}
+}
+
+// The start's window, closed early for loss with the limit taken below 1, judged the calls
+// still in flight at its close: their drops are left out of the windows after it, and counted
+// as ignored. A drop of a call admitted after the close counts. Where the close left the limit
+// at 1 or more, or the limit may not go below 1, every drop counts.
+func TestTheStartsDropsAreLeftOut(t *testing.T) {
+	for _, tt := range []struct {
+		floor   float64
+		held    int
+		leftOut bool
+	}{{0, 5, true}, {0, 10, false}, {1, 5, false}} {
+		l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 20, MinWindowSamples: 10, SubUnitFloor: tt.floor})
+		held := acquireN(t, l, tt.held)
+		clock.Advance(300 * time.Millisecond)
+		last := held[tt.held-3:] // the most in flight: the window cuts from tt.held
+		for p := range each(last) {
+			p.Done(context.DeadlineExceeded)
+		}
+		require.Equal(t, tt.floor == 0, l.Snapshot().Windows == 1, "%+v: closed at the third drop", tt)
+		held[0].Done(context.DeadlineExceeded) // admitted before the close
+		require.Equal(t, tt.leftOut, l.Snapshot().Ignored == 1, "%+v", tt)
+		for p := range each(held[1 : tt.held-3]) {
+			p.Done(nil)
+		}
+		if !tt.leftOut {
+			continue
+		}
+		p, err := l.Acquire()
+		require.NoError(t, err, "paced, and the turn has come")
+		p.Done(context.DeadlineExceeded)
+		require.Equal(t, uint64(1), l.Snapshot().Ignored, "a drop of a call admitted after the close counts")
+		clock.Advance(pacedWindows * time.Second)
+		p, err = l.Acquire()
+		require.NoError(t, err)
+		p.Done(nil)
+		d := l.Snapshot().Last
+		require.Equal(t, 3, d.Samples, "the answer admitted before the close, the drop and the call: %+v", d)
+		require.Equal(t, 1, d.Drops, "%+v", d)
+	}
+
+	// Only the start's window: one that closes early later, below 1 too, judges its own calls.
+	lost := window{samples: 10, drops: 10, meanLatency: 10 * ms, maxInFlight: 1}
+	for _, a := range []*lossDelay{unconfirmed(t, Config{InitialLimit: 1}), newTestLossDelay(t, Config{InitialLimit: 1})} {
+		a.step = closedEarly
+		a.next(lost, Decision{})
+		require.Less(t, a.limit, 1.0)
+		require.Equal(t, a.baseline == 0, a.judged(), "phase %d", a.phase)
 	}
 }
 

@@ -125,6 +125,7 @@ type schedule struct {
 	until       int64       // clock units: in measuring, the probe's end at the latest
 	resume      int64       // clock units: the end of the window a probe or a close for loss cut short
 	longest     int64       // clock units: where a paced window stops waiting for its samples (nextEnd)
+	leaveOut    bool        // the last close judged the calls in flight at it too (judged)
 	drops       dropCount   // the drops of the window under way
 	known       atomic.Bool // confirmed(), which stays true once, for dropped, which runs beside the close
 	src         *source
@@ -184,6 +185,16 @@ func (a *lossDelay) nextEnd(now, whole int64) int64 {
 	}
 	return whole
 }
+
+// judged reports whether the window that just closed judged the calls still in flight at its
+// close too, so that their drops are left out of the windows after it (noteDrop): the start's
+// window, closed early for loss with the limit taken below 1. A fleet started together at
+// InitialLimit floods its dependency, and the calls each client admitted at that limit time
+// out after its window closed at the third drop; counted again, they would cut the limit
+// again in the next window, which a paced client, with a few calls a second, decides
+// seconds later, and regrows from slowly (-real -scenario fanin: 79-80% of the capacity with
+// them, 84-85% without).
+func (a *lossDelay) judged() bool { return a.leaveOut }
 
 // dropped counts a drop in window id, and returns the fewest drops that may close the window
 // early, where the window's drops are that many times a power of two (doubling), and 0

@@ -56,8 +56,7 @@ func (p *Permit) Finish(o Outcome) {
 	p.ticket = ticket{}
 	switch o {
 	case Drop:
-		q.l.noteDrop(q.start)
-		q.l.done(q, nil, 1)
+		q.l.drop(q)
 	case Departed:
 		q.l.depart(q)
 	default:

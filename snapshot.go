@@ -48,7 +48,7 @@ type Snapshot struct {
 	// DropOn panicked is in none.
 	Successes uint64 // calls finished with a sample that is not a drop
 	Drops     uint64 // calls finished with a sample marked as a drop
-	Ignored   uint64 // calls finished with an error that DropOn ignores, or Finish(Ignore): no sample
+	Ignored   uint64 // calls finished with an error that DropOn ignores, Finish(Ignore), or a drop LossDelay left out: no sample
 	Cancelled uint64 // permits cancelled: no sample
 
 	// Each priority class of Config.Classes, in its order; nil without classes. The classes'

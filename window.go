@@ -88,6 +88,9 @@ func (l *Limiter) closeWindow(now int64) {
 		LimitBefore: l.Limit(),
 	}
 	d = l.algorithm.next(w, d)
+	if l.schedule != nil && l.schedule.judged() {
+		l.leftOut.Store(now)
+	}
 	d.LimitAfter = int(l.setLimit(int64(clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit))))
 	l.setPace(&d, now)
 	before := l.exact
@@ -142,17 +145,22 @@ func count(n uint64) int { return int(min(n, math.MaxInt)) }
 // (closesEarly): the drop's own done then closes it. Only
 // the drops of calls that started in the window count: those admitted before had their
 // window, and one burst of timeouts must not close window after window. Only drops call it,
-// and it reads the stripes only where the scheduler asks (dropped).
-func (l *Limiter) noteDrop(start int64) {
+// and it reads the stripes only where the scheduler asks (dropped). It reports whether the
+// drop is left out of the windows, as a call that started before leftOut: the caller then
+// frees its slot without a sample.
+func (l *Limiter) noteDrop(start int64) (leftOut bool) {
 	l.slowPace()
+	if start < l.leftOut.Load() {
+		return true
+	}
 	s := l.schedule
 	if s == nil || start < l.window.end.Load()-l.windowUnits {
-		return
+		return false
 	}
 	id := l.window.id.Load()
 	least := s.dropped(id)
 	if least == 0 || !l.closing.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	defer l.closing.Store(false)
 	now, end := l.src.now(), l.window.end.Load()
@@ -162,4 +170,5 @@ func (l *Limiter) noteDrop(start int64) {
 	if l.window.id.Load() == id && s.closesEarly(now, end, samples, drops, least) {
 		l.window.end.Store(now)
 	}
+	return false
 }
