@@ -38,7 +38,8 @@ type Limiter struct {
 	read      totals    // what the last closed window read from the stripes
 	opened    int64     // clock units: where the window under way started
 	// Written by a window's close, read by drops: the drops of the calls that started before
-	// it are left out of the windows (noteDrop), in clock units; math.MinInt64 for none.
+	// it are left out of the window under way (noteDrop), in clock units; math.MinInt64 for
+	// none.
 	leftOut    atomic.Int64
 	published  published
 	departures departures

@@ -298,7 +298,7 @@ func (a *lossDelay) adjust(w window, d *Decision, span float64) {
 //     of each client's calls, times out a second of the fleet's. A limiter whose calls have
 //     MinWindowSamples drops within the quarter closes at those, as before. Where that close
 //     takes the limit below 1, it judged the calls still in flight at it too, admitted at
-//     InitialLimit: their drops are left out of the windows after it (judged).
+//     InitialLimit: their drops are left out of the window after it (judged).
 //   - A relearned baseline needs a limit of 1 or more (stall), and so does a baseline
 //     confirmed before the limit grows (adjust): a paced limiter holds one call at most,
 //     the queue it sees is the fleet's, and a probe reads too few of its calls.

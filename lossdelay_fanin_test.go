@@ -2,6 +2,7 @@ package adaptivelimit
 
 import (
 	"context"
+	"math"
 	"testing"
 	"time"
 
@@ -183,9 +184,9 @@ func TestPacedWindowWaitsPacedWindowsAtMost(t *testing.T) {
 }
 
 // The start's window, closed early for loss with the limit taken below 1, judged the calls
-// still in flight at its close: their drops are left out of the windows after it, and counted
-// as ignored. A drop of a call admitted after the close counts. Where the close left the limit
-// at 1 or more, or the limit may not go below 1, every drop counts.
+// still in flight at its close: their drops are left out of the window after it, and counted
+// as ignored. A drop of a call admitted after the close counts. Where the close left the
+// limit at 1 or more, or the limit may not go below 1, every drop counts.
 func TestTheStartsDropsAreLeftOut(t *testing.T) {
 	for _, tt := range []struct {
 		floor   float64
@@ -219,6 +220,7 @@ func TestTheStartsDropsAreLeftOut(t *testing.T) {
 		d := l.Snapshot().Last
 		require.Equal(t, 3, d.Samples, "the answer admitted before the close, the drop and the call: %+v", d)
 		require.Equal(t, 1, d.Drops, "%+v", d)
+		require.Equal(t, int64(math.MinInt64), l.leftOut.Load(), "for the window after the start's only")
 	}
 
 	// Only the start's window: one that closes early later, below 1 too, judges its own calls.

@@ -187,7 +187,7 @@ func (a *lossDelay) nextEnd(now, whole int64) int64 {
 }
 
 // judged reports whether the window that just closed judged the calls still in flight at its
-// close too, so that their drops are left out of the windows after it (noteDrop): the start's
+// close too, so that their drops are left out of the window after it (noteDrop): the start's
 // window, closed early for loss with the limit taken below 1. A fleet started together at
 // InitialLimit floods its dependency, and the calls each client admitted at that limit time
 // out after its window closed at the third drop; counted again, they would cut the limit

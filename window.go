@@ -88,8 +88,13 @@ func (l *Limiter) closeWindow(now int64) {
 		LimitBefore: l.Limit(),
 	}
 	d = l.algorithm.next(w, d)
-	if l.schedule != nil && l.schedule.judged() {
-		l.leftOut.Store(now)
+	if l.schedule != nil {
+		// For the next window only: a clock that steps back leaves out no more than its drops.
+		if l.schedule.judged() {
+			l.leftOut.Store(now)
+		} else if l.leftOut.Load() != math.MinInt64 {
+			l.leftOut.Store(math.MinInt64)
+		}
 	}
 	d.LimitAfter = int(l.setLimit(int64(clamp(d.LimitAfter, l.cfg.MinLimit, l.cfg.MaxLimit))))
 	l.setPace(&d, now)
@@ -146,7 +151,7 @@ func count(n uint64) int { return int(min(n, math.MaxInt)) }
 // the drops of calls that started in the window count: those admitted before had their
 // window, and one burst of timeouts must not close window after window. Only drops call it,
 // and it reads the stripes only where the scheduler asks (dropped). It reports whether the
-// drop is left out of the windows, as a call that started before leftOut: the caller then
+// drop is left out of the window, as a call that started before leftOut: the caller then
 // frees its slot without a sample.
 func (l *Limiter) noteDrop(start int64) (leftOut bool) {
 	l.slowPace()
