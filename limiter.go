@@ -37,9 +37,9 @@ type Limiter struct {
 	schedule  scheduler // the algorithm, where it schedules its windows; nil otherwise (set by New)
 	read      totals    // what the last closed window read from the stripes
 	opened    int64     // clock units: where the window under way started
-	// Written by a window's close, read by drops: the drops of the calls that started before
-	// it are left out of the window under way (noteDrop), in clock units; math.MinInt64 for
-	// none.
+	// Written by a window's close, read by drops: a drop that noteDrop notes before the next
+	// close, of a call that started before it, is left out (no sample), in clock units;
+	// math.MinInt64 for none.
 	leftOut    atomic.Int64
 	published  published
 	departures departures

@@ -3,6 +3,7 @@ package adaptivelimit
 import (
 	"context"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -231,6 +232,35 @@ func TestTheStartsDropsAreLeftOut(t *testing.T) {
 		require.Less(t, a.limit, 1.0)
 		require.Equal(t, a.baseline == 0, a.judged(), "phase %d", a.phase)
 	}
+}
+
+// Drops that race with the start's close, from several goroutines, are each counted once:
+// as a drop, or as ignored where noteDrop found them left out, and every slot comes back.
+func TestLeftOutDropsRacingTheClose(t *testing.T) {
+	const calls = 7 // cut to 7/8 at most: the close takes the limit below 1 whatever the order
+	var ignored uint64
+	for range 200 {
+		l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 20, MinWindowSamples: 10})
+		held := acquireN(t, l, calls)
+		clock.Advance(300 * time.Millisecond)
+		var wg sync.WaitGroup
+		for p := range each(held) {
+			wg.Go(func() { p.Done(context.DeadlineExceeded) })
+		}
+		wg.Wait()
+		s := l.Snapshot()
+		require.Zero(t, s.InFlight)
+		require.Equal(t, uint64(calls), s.Drops+s.Ignored+s.Successes, "%+v", s)
+		require.Zero(t, s.Successes)
+		// A note that read the stripes before the other drops' samples were in may find too
+		// few to close: the window then ends on time, and no drop is left out.
+		require.LessOrEqual(t, s.Windows, uint64(1))
+		if s.Windows == 0 {
+			require.Zero(t, s.Ignored)
+		}
+		ignored += s.Ignored
+	}
+	require.Positive(t, ignored, "some drops came after the close")
 }
 
 // A drop doubles a paced limiter's gap, up to slowestGaps times the gap its window's close
