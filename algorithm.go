@@ -20,13 +20,13 @@ type algorithm interface {
 // asks it, in clock units, holding closing but for dropped. whole is the end a plain window
 // would have.
 type scheduler interface {
-	useClock(src *source, window int64)                                // and Config.Window in src's units
-	endDrain(now int64) (end int64, ok bool)                           // ends a probe's drain; its measure's end
-	shortEnd(now, whole int64, samples uint64) (end int64, waits bool) // of one short of samples; or close now
-	nextEnd(now, whole int64) int64                                    // of the window that starts at now
-	dropped(id uint64) (least uint64)                                  // counts a drop; not 0: read the counts
-	closesEarly(now, end int64, samples, drops, least uint64) bool     // the window closes at now, for loss
-	judged() bool                                                      // the close judged the calls in flight too
+	useClock(src *source, window int64)                                       // and Config.Window in src's units
+	endDrain(now int64) (end int64, ok bool)                                  // ends a probe's drain; its measure's end
+	shortEnd(now, whole int64, samples, drops uint64) (end int64, waits bool) // of one short of samples; or close now
+	nextEnd(now, whole int64) int64                                           // of the window that starts at now
+	dropped(id uint64) (least uint64)                                         // counts a drop; not 0: read the counts
+	closesEarly(now, end int64, samples, drops, least uint64) bool            // the window closes at now, for loss
+	judged() bool                                                             // the close judged the calls in flight too
 }
 
 func newAlgorithm(c Config) algorithm {

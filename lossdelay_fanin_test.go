@@ -176,7 +176,7 @@ func TestPacedWindowWaitsPacedWindowsAtMost(t *testing.T) {
 		{at, 1, 9, true, at + window},
 	} {
 		a.limit = tt.limit
-		end, waits := a.shortEnd(tt.now, tt.now+window, tt.samples)
+		end, waits := a.shortEnd(tt.now, tt.now+window, tt.samples, 0)
 		require.Equal(t, tt.waits, waits, "%+v", tt)
 		if waits {
 			require.Equal(t, tt.end, end, "%+v", tt)
@@ -334,4 +334,41 @@ func unconfirmed(t *testing.T, c Config) *lossDelay {
 	c, err := c.resolved()
 	require.NoError(t, err)
 	return newLossDelay(c)
+}
+
+// After the start's window closed for its flood with the limit below 1, the window after it
+// closes at its end with floodReadSamples samples and no drop, rather than wait for
+// MinWindowSamples: the pace the start's close set is from a flooded latency, and a paced
+// client waiting seconds for its samples holds the fleet below the capacity (-real -scenario
+// fanin). A drop, or the baseline found, and it waits as before.
+func TestPacedWindowAfterTheFloodClosesAtItsEnd(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		l, clock := newManual(t, Config{Algorithm: LossDelay, InitialLimit: 20, MinWindowSamples: 10,
+			Random: func() float64 { return 1 }})
+		held := acquireN(t, l, 4)
+		clock.Advance(300 * time.Millisecond)
+		for p := range each(held[:3]) {
+			p.Done(context.DeadlineExceeded) // the start's window closes at the third drop
+		}
+		require.Less(t, l.Snapshot().ExactLimit, 1.0, "paced")
+		held[3].Done(nil)
+		var calls int
+		for clock.Nanotime() < int64(3400*time.Millisecond) {
+			clock.Advance(10 * time.Millisecond)
+			if p, err := l.Acquire(); err == nil {
+				if calls++; drop && calls == 1 {
+					p.Done(context.DeadlineExceeded)
+				} else {
+					p.Done(nil)
+				}
+			}
+		}
+		require.GreaterOrEqual(t, calls, 2, "paced calls in the 3 s after the close: 3 samples with held[3]")
+		s := l.Snapshot()
+		if drop {
+			require.Equal(t, uint64(1), s.Windows, "with a drop, it waits for its samples")
+			continue
+		}
+		require.GreaterOrEqual(t, s.Windows, uint64(2), "closed at an end, not at its longest, 10.3 s")
+	}
 }

@@ -60,7 +60,7 @@ func (l *Limiter) closeWindow(now int64) {
 		over := uint64(now-end) % uint64(l.windowUnits)
 		next, waits := later(now, l.windowUnits-int64(over)), true
 		if l.schedule != nil {
-			next, waits = l.schedule.shortEnd(now, next, samples)
+			next, waits = l.schedule.shortEnd(now, next, samples, since(read.drops, l.read.drops))
 		}
 		if waits {
 			l.unslow()

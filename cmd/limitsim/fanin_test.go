@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -69,6 +70,35 @@ func TestFaninLossDelayWidest(t *testing.T) {
 			t.Parallel()
 			checkFanin(t, clients, 1, faninWide[clients])
 		})
+	}
+}
+
+// The real fan-in (-real -scenario fanin: 200 clients against 20 workers of 20 ms, a 60 ms
+// timeout, 1 s windows, 20 s), simulated at seeds 1-6, gets 88% of the capacity or more. A
+// real run adds the loopback's own latency to every call (docs/simulation.md).
+func TestFaninRealSimulated(t *testing.T) {
+	if raceDetector {
+		t.Skip("a simulation: make test runs it without the race detector")
+	}
+	for seed := range 6 {
+		opts, err := parseFlags([]string{"-real", "-scenario", "fanin", "-policies", "lossdelay", "-seed", strconv.Itoa(seed + 1)}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := &opts.sc
+		sc.real = false
+		prof, err := sc.newProfile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := simulate(sc, prof, sc.policies[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		capacity := prof.capacityCalls(int64(sc.duration), sc.serviceMean.Seconds(), sc.offeredLimit())
+		if got := float64(r.total().completed) / capacity; got < 0.88 {
+			t.Errorf("seed %d: %.1f%% of the capacity, want at least 88%%", seed+1, 100*got)
+		}
 	}
 }
 
