@@ -2,9 +2,8 @@ package adaptivelimit
 
 import "time"
 
-// aimd is additive increase, multiplicative decrease, applied once a window: a window with a
-// drop multiplies the limit by BackoffRatio; a window without one, in which at least half
-// the slots were in use, adds one. Latency plays no part.
+// aimd is additive increase, multiplicative decrease, applied once a window; latency plays no
+// part (docs/algorithms.md, "AIMD").
 type aimd struct {
 	limit    int
 	minLimit int

@@ -14,11 +14,9 @@ type algorithm interface {
 	longLatency() time.Duration
 }
 
-// scheduler is an algorithm that schedules its own windows: LossDelay, whose probes are
-// windows shorter than Config.Window and which closes a window of loss before its end
-// (lossdelay_phase.go). New takes it from the algorithm once, into Limiter.schedule; window.go
-// asks it, in clock units, holding closing but for dropped. whole is the end a plain window
-// would have.
+// scheduler is an algorithm that schedules its own windows (LossDelay: lossdelay_phase.go), kept
+// in Limiter.schedule by New; window.go asks it, in clock units, holding closing but for dropped.
+// whole is the end a plain window would have.
 type scheduler interface {
 	useClock(src *source, window int64)                                       // and Config.Window in src's units
 	endDrain(now int64) (end int64, ok bool)                                  // ends a probe's drain; its measure's end
@@ -43,10 +41,8 @@ func newAlgorithm(c Config) algorithm {
 
 func clamp[T int | float64](v, lo, hi T) T { return max(lo, min(hi, v)) }
 
-// saturate converts v to an integer in [lo, hi]: a v beyond a bound gives that bound, and NaN
-// gives lo. Go's own conversion of a float out of range is undefined (on amd64 it gives
-// math.MinInt64), so every float an algorithm turns into a limit or a duration goes through
-// here.
+// saturate converts v to an integer in [lo, hi], NaN to lo. Go's conversion of a float out of
+// range is undefined (math.MinInt64 on amd64), so every float limit or duration goes through it.
 func saturate[T ~int | ~int64](v float64, lo, hi T) T {
 	switch {
 	case v >= float64(hi):

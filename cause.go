@@ -44,8 +44,7 @@ func (c Cause) String() string {
 	return fmt.Sprintf("Cause(%d)", int(c))
 }
 
-// Causes returns every Cause, in order: what an exporter iterates to read
-// Snapshot.Decisions.
+// Causes returns every Cause, in order: what an exporter iterates to read Snapshot.Decisions.
 func Causes() iter.Seq[Cause] {
 	return func(yield func(Cause) bool) {
 		for c := range Cause(causes) {
@@ -67,7 +66,6 @@ const (
 	directions = iota
 )
 
-// directionOf is which way d moved the limit.
 func directionOf(d *Decision) direction {
 	switch {
 	case d.LimitAfter > d.LimitBefore:
@@ -78,9 +76,8 @@ func directionOf(d *Decision) direction {
 	return limitKept
 }
 
-// causeOf is why the window of d moved the limit of an algorithm between minLimit and
-// maxLimit, or kept it. LossDelay names the cause itself, and the others where the window
-// was app-limited; otherwise it is read from the decision.
+// causeOf is why the window of d moved the limit, between minLimit and maxLimit, or kept it:
+// d.Cause where LossDelay or an app-limited window named it, else read from d.
 func causeOf(alg Algorithm, d *Decision, minLimit, maxLimit int) Cause {
 	c := d.Cause
 	if alg != LossDelay && c != CauseAppLimited {

@@ -5,39 +5,23 @@ import (
 	"sync/atomic"
 )
 
-// A departure is a call whose caller went away before it ended: a client that disconnected,
-// cancelled, or whose own deadline passed (Finish(Departed)). At a server's edge that is
-// the only sign an HTTP client gives of a server too slow for it, and also what any client
-// can send at will, at any rate. So a departure is a drop only while the dependency queues,
-// and then only if it ran longer than the dependency takes without a queue; every other
-// departure is ignored:
+// A departure is a call whose caller went away before it ended (Finish(Departed)), which any
+// client can cause at will: a drop only while the dependency queues and it ran longer than
+// unloaded, else ignored (docs/behaviour.md, "Departures"):
 //
-//   - unloaded, the latency without a queue, is the lowest mean latency of the calls served
-//     in a window so far, rising by 1/departRise of the gap at each window above it, so that
-//     it follows a dependency that became slower for good.
-//   - A window's latency is the mean of its calls' latencies, a departure's counting as how
-//     long it ran before its caller left. That is never more than the calls would have taken:
-//     a caller can shorten a call by leaving, never lengthen it.
-//   - The dependency queues from a window whose latency is departQueued times unloaded or more
-//     until one whose latency is under departCalm times it. While it queues, a departure that
-//     ran longer than unloaded is a drop.
-//
-// What a client does changes neither for the worse: unloaded is read from the calls served,
-// and leaving early only lowers a window's latency. Below its capacity the dependency does not
-// queue, so departures cannot drive the limit below what it serves, nor can hedged copies
-// cancelled on a healthy dependency. While it queues, those that leave late are the overload
-// signal that AIMD, Vegas and LossDelay back off on, and they go on backing off until the
-// latency is near unloaded again, not only below departQueued times it: a limiter that began
-// above the capacity took a queued latency for unloaded, and would otherwise settle with its
-// queue at the clients' timeout.
+//   - unloaded is the lowest mean latency of the calls served in a window, rising by
+//     1/departRise of the gap at each window above it;
+//   - a window's latency counts a departure as long as it ran, which leaving only shortens;
+//   - the dependency queues from a window at departQueued times unloaded until one under
+//     departCalm times it, so that a limiter that took a queued latency for unloaded backs off
+//     to near it, not to its queue at the clients' timeout.
 const (
 	departQueued = 1.25
 	departCalm   = 1.1
 	departRise   = 256
 )
 
-// departures holds what a window's close has learned of the dependency's latency for
-// judging departures. It is owned by the goroutine that closes windows.
+// departures is what the closes learned for judging departures; the closing goroutine owns it.
 type departures struct {
 	unloaded  float64 // nanoseconds; 0 until a timed window closed
 	queued    bool
@@ -46,17 +30,16 @@ type departures struct {
 }
 
 // departed counts the departures that were no drop and how long they ran, in clock units;
-// those that were are samples. Departures on every processor add to it, so it has a line of
-// its own.
+// every processor adds to it, so it has a line of its own.
 type departed struct {
 	_        pad
 	n, units atomic.Uint64
 	_        pad
 }
 
-// after returns how long a departure of the window after one must have run to be a drop, in
-// nanoseconds, +Inf while none is: served is the mean latency of the calls it served, and
-// latency the mean with its departures', each as long as it ran. It updates unloaded.
+// after updates unloaded from a window and returns how long a departure of the next must run
+// to be a drop, in nanoseconds, +Inf for none: served is the window's mean latency of the calls
+// served, latency the mean with its departures'.
 func (d *departures) after(served, latency float64) float64 {
 	if served <= 0 {
 		return math.Inf(1) // an untimed window, or one that took no time: nothing to judge by
@@ -75,10 +58,9 @@ func (d *departures) after(served, latency float64) float64 {
 	return d.unloaded
 }
 
-// depart finishes p, a call whose caller went away: a drop where the last window queued and
-// the call ran longer than departAfter, else ignored. A departure is judged by how long it
-// ran, so one that was not timed is ignored and makes the calls after it timed: AIMD's, on a
-// limiter that no server's integration has timed (integration.NewClassAcquirer).
+// depart finishes p, a call whose caller went away: a drop where it ran longer than
+// departAfter, else ignored. One not timed is ignored, and times the calls after it: AIMD's, on
+// a limiter that no server's integration has timed (integration.NewClassAcquirer).
 func (l *Limiter) depart(p ticket) {
 	if p.start == untimed {
 		if !l.timing.Load() {

@@ -7,11 +7,10 @@ import (
 	"os"
 )
 
-// DefaultDropOn is the default Config.DropOn. It reports true for errors that mean the
+// DefaultDropOn is the default Config.DropOn: true for errors, wrapped or joined, that mean the
 // dependency is overloaded: context.DeadlineExceeded (a per-call timeout inside the limit),
-// os.ErrDeadlineExceeded, a net.Error whose Timeout is true, and ErrLimitExceeded from a
-// limiter or bulkhead inside this one; wrapped and joined errors too. context.Canceled is not
-// a drop: the caller gave up, which says nothing about the dependency.
+// os.ErrDeadlineExceeded, a net.Error whose Timeout is true, and ErrLimitExceeded from a limiter
+// or bulkhead inside this one. context.Canceled is not: the caller gave up.
 func DefaultDropOn(err error) bool {
 	if errors.Is(err, context.Canceled) {
 		return false

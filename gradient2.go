@@ -5,10 +5,8 @@ import (
 	"time"
 )
 
-// gradient2 is Netflix concurrency-limits' Gradient2Limit (v0.5.4), applied once a window.
-// It compares the window's latency (short) with a long-term average (long): while short
-// stays within RTTTolerance of long the limit grows by about Smoothing*QueueSize a window;
-// above that it shrinks in proportion, by at most half.
+// gradient2 is Netflix concurrency-limits' Gradient2Limit (v0.5.4), applied once a window
+// (docs/algorithms.md, "Gradient2"): the window's latency, short, against an average, long.
 type gradient2 struct {
 	estimate  float64
 	long      expAverage
@@ -35,8 +33,7 @@ func (g *gradient2) next(w window, d Decision) Decision {
 	short := w.meanLatency
 	long := g.long.add(short)
 	d.LongLatency = duration(long)
-	// After a long overload the average has learnt the slow latency; decaying it once
-	// latency is back to normal lets the limit recover sooner.
+	// Latency back to normal after a long overload: decay the average, for the limit to recover.
 	if ratio(long, short) > 2 {
 		g.long.scale(0.95)
 	}

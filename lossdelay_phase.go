@@ -2,8 +2,7 @@ package adaptivelimit
 
 import "sync/atomic"
 
-// phase is what LossDelay knows of its baseline. It moves on at the end of a window (next),
-// only in the methods that follow:
+// phase is what LossDelay knows of its baseline, moved on at a window's end by the methods below:
 //
 //	phase         baseline            windows                  moves on after
 //	starting      none                whole                    loss: startingLost; none (learn):
@@ -16,8 +15,7 @@ import "sync/atomic"
 //	                                                           loss: learningLost
 //	steady        confirmed           a probe now and then     -
 //
-// A probe runs in learning, learningLost and steady, and the phase holds while it runs: the
-// window under way has a step of its own (step).
+// A probe (learning, learningLost, steady) keeps the phase: its windows have a step (step).
 type phase uint8
 
 const (
@@ -39,8 +37,7 @@ func (a *lossDelay) lose() {
 	}
 }
 
-// learn moves a on after its first window without loss, which gave the baseline; unfilled
-// says the window did not fill its limit, so that it queued nothing of its own.
+// learn moves a on after its first window without loss; unfilled: it queued nothing of its own.
 func (a *lossDelay) learn(unfilled bool) {
 	switch {
 	case a.phase == startingLost:
@@ -52,7 +49,7 @@ func (a *lossDelay) learn(unfilled bool) {
 	}
 }
 
-// gather starts reading the first baseline after a start in loss from whole windows (gathered).
+// gather reads the first baseline after a start in loss from whole windows (gathered).
 func (a *lossDelay) gather() { a.phase, a.gatherLeft = gathering, startWindows }
 
 // confirm takes the baseline as measured, and sets the time to the next periodic probe.
@@ -67,9 +64,8 @@ func (a *lossDelay) confirm() {
 // confirmed reports whether the baseline is measured, not only an upper bound on it.
 func (a *lossDelay) confirmed() bool { return a.phase == steady }
 
-// probes counts a window that was no probe's, and reports whether a probe follows it: every
-// window does before the baseline is confirmed, and with ProbeInterval one every so many
-// windows after.
+// probes counts a window that was no probe's, and reports whether a probe follows it: always
+// before the baseline is confirmed, every ProbeInterval windows, jittered, after.
 func (a *lossDelay) probes() bool {
 	switch a.phase {
 	case learning, learningLost:
@@ -84,8 +80,7 @@ func (a *lossDelay) probes() bool {
 	return false
 }
 
-// step is what the window under way is to LossDelay's schedule, which the window's close and
-// the drops consult through scheduler:
+// step is the window under way's place in LossDelay's schedule (scheduler):
 //
 //	step         the window                                 ends                then
 //	whole        Config.Window                              at its end          whole
@@ -109,8 +104,7 @@ const (
 	measuring
 )
 
-// after is the step of the window after one of step s closes without a probe following it;
-// confirmed says whether the baseline was confirmed.
+// after is the step after a window of step s that no probe follows, confirmed or not.
 func (s step) after(confirmed bool) step {
 	if s >= draining || s == closedEarly && confirmed {
 		return rest
@@ -118,8 +112,7 @@ func (s step) after(confirmed bool) step {
 	return whole
 }
 
-// schedule is LossDelay's state for its windows' ends, which Limiter reaches only through
-// scheduler (algorithm.go), with the methods below.
+// schedule is LossDelay's state for its windows' ends, reached only through scheduler.
 type schedule struct {
 	step        step        // the window under way's
 	until       int64       // clock units: in measuring, the probe's end at the latest
@@ -134,9 +127,8 @@ type schedule struct {
 
 func (a *lossDelay) useClock(src *source, window int64) { a.src, a.windowUnits = src, window }
 
-// endDrain ends a probe's drain: the calls admitted before the probe sampled the queue at the
-// limit before it, and their samples are left out. The probe measures from now, until it has
-// samples enough (measureTime), or until its bound (until) whatever it has.
+// endDrain ends a probe's drain, leaving out the samples of the calls admitted at the limit
+// before it; the probe measures until measureTime, or, short of samples, its bound (until).
 func (a *lossDelay) endDrain(now int64) (int64, bool) {
 	if a.step != draining {
 		return 0, false
@@ -146,11 +138,9 @@ func (a *lossDelay) endDrain(now int64) (int64, bool) {
 	return later(now, a.src.units(a.measureTime())), true
 }
 
-// shortEnd is whole, but for a probe short of samples, which waits for them until its bound;
-// a window closed early, which closes with the samples it has (dropped); the paced window
-// after the start's close for loss, which closes with floodReadSamples samples and no drop;
-// and any other paced window with a sample, which waits for more until its longest
-// (nextEnd), then closes with them.
+// shortEnd is where a window short of samples ends, and whether it waits for more: whole, but
+// at once where it closed early (dropped), or after the start's close for loss with
+// floodReadSamples and no drop; at its bound (until) for a probe; at longest if paced (nextEnd).
 func (a *lossDelay) shortEnd(now, whole int64, samples, drops uint64) (int64, bool) {
 	switch {
 	case a.step == closedEarly:
@@ -166,23 +156,16 @@ func (a *lossDelay) shortEnd(now, whole int64, samples, drops uint64) (int64, bo
 }
 
 // floodReadSamples is the fewest samples, none a drop, that end the paced window after the
-// start's close for loss (shortEnd). That close paced the calls at the latency of a flood,
-// near the callers' timeout, which holds a fleet below the capacity until a window reads the
-// latency again: waiting for MinWindowSamples, the real fan-in got 85.4-89.1% of the capacity
-// (TestFaninRealSimulated), 88.2-90.8% at 3, less at 5.
+// start's close for loss, which paced the calls at a flood's latency (docs/algorithms.md).
+// TestFaninRealSimulated: 88.2-90.8% of the capacity at 3, less at 5, 85.4-89.1% waiting for
+// MinWindowSamples.
 const floodReadSamples = 3
 
-// nextEnd is whole, but where the window drains (drainTime) or is the rest of one (resume).
-// A probe is the first part of a window: it begins with its drain, and once it is over, the
-// rest of that window runs at the limit it gave back. So the windows of a fleet's limiters,
-// started together, stay together, and so do their probes. Once the baseline is confirmed,
-// the rest of a window that closed early for its loss runs too; before, the window after it
-// is a whole one, whose start leaves the calls of the one that closed out of its drops.
-//
-// A paced window waits for its samples pacedWindows windows at most, jittered as
-// jitteredInterval does (longest): a client of a fleet of 10,000 sends a call a second or
-// fewer, and its windows would wait ten seconds or more for MinWindowSamples; so would a
-// dependency back from an incident. The fleet's windows, started together, end apart.
+// nextEnd is whole, but where the window drains (drainTime) or is the rest of one (resume): a
+// probe begins a window, whose rest runs at the limit it gave back, so that a fleet's windows
+// and probes stay together. Before the baseline is confirmed, a whole window follows a close
+// for loss, whose start leaves the closed one's calls out of its drops. A paced window waits for
+// its samples pacedWindows windows at most, jittered (longest), so a fleet's windows end apart.
 func (a *lossDelay) nextEnd(now, whole int64) int64 {
 	if a.limit < 1 {
 		a.longest = later(now, int64(float64(pacedWindows*a.windowUnits)*(0.5+a.random()/2)))
@@ -197,22 +180,15 @@ func (a *lossDelay) nextEnd(now, whole int64) int64 {
 	return whole
 }
 
-// judged reports whether the window that just closed judged the calls still in flight at its
-// close too, so that their drops are left out of the window after it (noteDrop): the start's
-// window, closed early for loss with the limit taken below 1. A fleet started together at
-// InitialLimit floods its dependency, and the calls each client admitted at that limit time
-// out after its window closed at the third drop; counted again, they would cut the limit
-// again in the next window, which a paced client, with a few calls a second, decides
-// seconds later, and regrows from slowly (-real -scenario fanin: 79-80% of the capacity with
-// them, 84-85% without).
+// judged reports whether the window just closed, the start's closed early for loss with the
+// limit taken below 1, judged the calls still in flight at it too: noteDrop leaves their drops
+// out of the next (-real -scenario fanin: 79-80% of the capacity counting them, 84-85% without).
 func (a *lossDelay) judged() bool { return a.leaveOut }
 
-// dropped counts a drop in window id, and returns the fewest drops that may close the window
-// early, where the window's drops are that many times a power of two (doubling), and 0
-// otherwise: only then does noteDrop read the stripes. The fewest are MinWindowSamples, and
-// the minLossDrops that make a window one of loss; only minLossDrops where the limit may go
-// below 1 and no baseline was ever confirmed (known), as in a fleet started together beyond
-// its dependency's capacity (lossdelay.go, limits below 1).
+// dropped counts a drop in window id and returns the fewest drops that may close the window
+// early where its drops are that many times a power of two (doubling), else 0, so that noteDrop
+// rarely reads the stripes; also minLossDrops where the limit may go below 1 and no baseline
+// was confirmed (known): a fleet's flood at start (lossdelay.go, Limits below 1).
 func (a *lossDelay) dropped(id uint64) uint64 {
 	n := a.drops.add(id)
 	if least := max(a.minSamples, minLossDrops); doubling(n, least) {
@@ -229,12 +205,9 @@ func doubling(n, least uint64) bool {
 	return n >= least && n%least == 0 && (n/least)&(n/least-1) == 0
 }
 
-// closesEarly reports whether a majority of the window's calls were dropped, at least least
-// (dropped), once it has run 1/earlyCloses of its length, and a quarter of it where least is
-// below MinWindowSamples: a limiter whose calls have that many drops by then closes at
-// MinWindowSamples, as it did before limits went below 1. The dependency is overwhelmed, and
-// every moment waited times more calls out; calls that fail fast close no more windows than
-// earlyCloses a window. Unless a probe's, the window is then closedEarly.
+// closesEarly reports whether a majority of the window's calls, and least (dropped), were
+// dropped once it has run 1/earlyCloses of its length, or a quarter for least below
+// MinWindowSamples, as every moment waited times more calls out; the window is then closedEarly.
 func (a *lossDelay) closesEarly(now, end int64, samples, drops, least uint64) bool {
 	ran := now - (end - a.windowUnits)
 	if ran < a.windowUnits/earlyCloses || drops < least || 2*drops <= samples ||
@@ -247,11 +220,10 @@ func (a *lossDelay) closesEarly(now, end int64, samples, drops, least uint64) bo
 	return true
 }
 
-// earlyCloses is how many windows loss may close in a window's length, at most.
+// earlyCloses bounds the windows loss closes in a window's length, however fast calls fail.
 const earlyCloses = 32
 
-// dropCount is the number of drops in the window under way, with the window's id in the
-// high half, so that the first drop of a new window starts from one. Only drops touch it.
+// dropCount is the window under way's drops, with its id in the high half; only drops touch it.
 type dropCount struct{ v atomic.Uint64 }
 
 // add counts a drop in window id and returns the window's drops so far.

@@ -1,34 +1,22 @@
 package adaptivelimit
 
-// Limits below one call in flight (Config.SubUnitFloor). A limit x below 1 is a share of the
-// time: one call in flight a share x of it. The limiter admits one call at a time, at most one
-// every latency/x, the pace at which x calls are in flight on average (Little's law); latency
-// is the algorithm's baseline, or, before it has one, the last window's mean latency. So a
-// fleet of N clients holds about N*x calls in flight, fewer than N.
+// Limits below one call in flight (Config.SubUnitFloor; docs/algorithms.md, "Limits below one
+// call in flight"): a limit x below 1 admits one call at a time, at most one every latency/x,
+// latency being the baseline, else the last window's mean.
 //
-//   - While paced, slots.limit is 0, so that every call finds the limit full, and acquire's
-//     rejection, which tests that the limit is not 0, sends it to acquireAny, which finds the
-//     pace (admitPaced); slots.gap is 0 while the limit is 1 or more, and a rejection then
-//     reads neither the pace nor the clock.
-//   - A paced admission reads the clock, takes the one slot (slots.taken from 0 to 1) and
-//     moves slots.next on by the gap with a compare-and-swap; one that loses the race gives
-//     the slot back. So at most one call is in flight while paced, once the calls admitted
-//     before the limit fell below 1 have finished, and no slot is taken beyond the count.
-//   - The gap is at most pacedWindows windows.
-//   - Each drop doubles the gap, up to slowestGaps times the gap that the last window's
-//     close set, until the next close, or the window's end where it waits for samples
-//     (slowPace, unslow).
-//   - A call that misses its turn leaves it to the next: slots.next keeps its schedule, at
-//     most one gap behind the clock, so that the calls admitted match the pace wherever calls
-//     come faster than it. A turn more than a gap ahead, set at a slower pace or before the
-//     clock stepped back, has come.
-//   - Limit reports 1 while paced, the most calls in flight; Decision.ExactLimit and
-//     Snapshot.ExactLimit, the share.
-//   - Only a limiter without Classes and without MaxWait is paced (Config.validate): the
-//     classes' reserves are whole slots, and a waiter would wait for a freed slot, not a turn.
+//   - While paced, slots.limit is 0, so that acquire's rejection sends every call to acquireAny,
+//     which finds the pace (admitPaced); slots.gap is 0 while the limit is 1 or more, and a
+//     rejection then reads neither the pace nor the clock.
+//   - A paced admission takes the one slot (slots.taken 0 to 1), then moves slots.next on by the
+//     gap with a compare-and-swap, or gives the slot back: at most one call is in flight, once
+//     those admitted above 1 finish, and no slot is taken beyond the count.
+//   - slots.next keeps its schedule, at most one gap behind the clock, so that calls that come
+//     faster than the pace are admitted at it; a turn more than a gap ahead has come.
+//   - Drops stretch the gap for a window (slowPace, unslow); it is pacedWindows windows at most.
+//   - Only a limiter without Classes and MaxWait is paced (Config.validate): reserves are whole
+//     slots, and a waiter would wait for a freed slot, not a turn.
 
-// admitPaced admits a call where the limit is below 1, its turn has come and no call holds a
-// slot, and returns its ticket; false where it did not.
+// admitPaced admits a call, where paced, whose turn has come while no call holds the slot.
 func (l *Limiter) admitPaced() (ticket, bool) {
 	sl := &l.slots
 	gap := sl.gap.Load()
@@ -37,9 +25,8 @@ func (l *Limiter) admitPaced() (ticket, bool) {
 	}
 	now := l.src.now() // a Clock that panics does so before a slot is taken
 	next := sl.next.Load()
-	// Not before the turn: now in [next-gap, next), in one compare. A turn further away was
-	// set at a slower pace than today's, or the clock stepped back: it has come, and the
-	// turns start again from now, as a window that a step back left far ahead ends.
+	// Not yet the turn: now in [next-gap, next), in one compare. A turn further ahead (a slower
+	// pace's, or a clock stepped back) has come, and the turns start again from now.
 	if uint64(next-1-now) < uint64(gap) || !sl.taken.CompareAndSwap(0, 1) {
 		return ticket{}, false
 	}
@@ -54,10 +41,9 @@ func (l *Limiter) admitPaced() (ticket, bool) {
 	return p, true
 }
 
-// setPace paces the calls where d, the window's decision, has a limit below 1, and stops
-// pacing where it has not; it sets d.ExactLimit to LimitAfter where the limit is 1 or more.
-// A dry run computes a limit below 1 and paces nothing: it counts the calls above 1 as
-// rejected. now is the window's close, where pacing starts.
+// setPace paces the calls from now, the window's close, where d's limit is below 1, else stops
+// pacing and sets d.ExactLimit to LimitAfter. A dry run paces nothing: it counts the calls
+// above 1 as rejected.
 func (l *Limiter) setPace(d *Decision, now int64) {
 	exact := d.ExactLimit
 	if exact >= 1 || exact == 0 || l.enforce != enforced {
@@ -82,21 +68,16 @@ func (l *Limiter) setPace(d *Decision, now int64) {
 	l.slots.limit.Store(0) // after the gap: a call that finds the limit full finds the pace
 }
 
-// pacedWindows is the most windows between two paced admissions: whatever the latency (a call
-// that hung for an hour), a paced limiter admits a call that often, so that its windows close
-// and it finds a dependency back. A fleet of 10,000 at it sends 1,000 calls a second with 1 s
-// windows, a fifth of what 50 slots of 10 ms calls serve. It is also the longest a paced
-// window waits for its samples (lossDelay.nextEnd).
+// pacedWindows is the most windows between paced admissions, whatever the latency, so that
+// windows close and a dependency back is found (a fleet of 10,000 then sends 1,000 calls a
+// second with 1 s windows, a fifth of what 50 slots of 10 ms calls serve); also the longest a
+// paced window waits for its samples (lossDelay.nextEnd).
 const pacedWindows = 10
 
-// slowPace doubles the gap of a paced limiter, at a drop, up to slowestGaps times the gap the
-// last window's close set (slots.paceGap), and no further than pacedWindows windows. A window's
-// close sets the pace from the window's calls, and a paced limiter's few calls make its
-// windows long: a fleet of paced limiters whose dependency lost half its capacity would
-// time calls out for a window or more before one closes. Doubled at each drop, the pace of
-// each limiter that sees a drop falls within a few of its calls; the next window's close
-// sets it anew, from a limit that the window's drops cut. One that loses the race to a
-// close or to another drop leaves the gap as it found it.
+// slowPace doubles a paced limiter's gap at a drop, up to slowestGaps times the last close's
+// (slots.paceGap): a paced limiter's windows are long, and a fleet whose dependency lost half
+// its capacity would time calls out for a window before one closed. The next close sets the gap
+// anew; losing the race to it or to another drop leaves the gap as it was.
 func (l *Limiter) slowPace() {
 	sl := &l.slots
 	if gap := sl.gap.Load(); gap != 0 {
@@ -105,8 +86,7 @@ func (l *Limiter) slowPace() {
 	}
 }
 
-// unslow takes a paced limiter's gap back to the one its last window's close set, where the
-// window's end passed without the samples to close it: drops slow the pace for a window.
+// unslow takes the gap back to the last close's where a window's end passed short of samples.
 func (l *Limiter) unslow() {
 	sl := &l.slots
 	if gap := sl.gap.Load(); gap != 0 {
@@ -114,9 +94,8 @@ func (l *Limiter) unslow() {
 	}
 }
 
-// slowestGaps is how many times the gap its window's close set that drops may stretch a
-// gap to. A few: a limiter paced in an incident, whose calls all time out, keeps trying the
-// dependency several times a window, and finds it back as soon as without the stretch.
+// slowestGaps is how many times the close's gap drops stretch it to: a few, so that a limiter
+// paced through an incident tries the dependency several times a window, and finds it back.
 const slowestGaps = 4
 
 // moved reports whether the window of d moved the limit from before, the ExactLimit of the

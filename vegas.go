@@ -5,12 +5,9 @@ import (
 	"time"
 )
 
-// vegas is Netflix concurrency-limits' VegasLimit (v0.5.4), applied once a window. It keeps
-// the lowest latency seen, the no-load latency, and reads the window's queue from it:
-// queue = ceil(limit * (1 - noLoad/latency)). With almost no queue the limit grows fast, with
-// a small one slowly; with a queue above beta, or after a drop, it shrinks. Every
-// jitter*ProbeMultiplier*limit windows it takes the window's latency as the no-load latency
-// again, so that it follows a dependency that got slower for good.
+// vegas is Netflix concurrency-limits' VegasLimit (v0.5.4), applied once a window
+// (docs/algorithms.md, "Vegas"). It reads the queue against noLoad, the lowest latency seen,
+// retaken every jitter*ProbeMultiplier*limit windows to follow a dependency that got slower.
 type vegas struct {
 	estimate    float64
 	noLoad      int64 // nanoseconds; 0 until a window with a latency
@@ -113,7 +110,6 @@ func (v *vegas) decided(d Decision) Decision {
 
 func (v *vegas) limit() int { return saturate(v.estimate, v.minLimit, v.maxLimit) }
 
-// longLatency is the no-load latency.
 func (v *vegas) longLatency() time.Duration { return time.Duration(v.noLoad) }
 
 // log10Root is Netflix's Log10RootIntFunction, max(1, floor(log10(n))), counted in digits:

@@ -14,8 +14,8 @@ type window struct {
 	length      float64 // nanoseconds from the window's start to its close
 }
 
-// windowState is read by every call and written once a window, so it has a line of its own,
-// away from the shared count of slots.
+// windowState is read by every call and written once a window: a line of its own, away from
+// the slots' count.
 type windowState struct {
 	_   pad
 	end atomic.Int64  // clock units: the first completion at or after it may close the window
@@ -24,7 +24,7 @@ type windowState struct {
 }
 
 // closeWindow ends the window if it is over and holds enough samples, and recomputes the
-// limit. One goroutine at a time closes; the others return at once rather than wait.
+// limit. One goroutine at a time closes; the others do not wait.
 func (l *Limiter) closeWindow(now int64) {
 	if !l.closing.CompareAndSwap(false, true) {
 		return
@@ -32,10 +32,8 @@ func (l *Limiter) closeWindow(now int64) {
 	defer l.closing.Store(false)
 	end := l.window.end.Load()
 	if now < end {
-		// Closed by another goroutine since this one looked, or now is before the window's
-		// start. That is a reading taken long ago, or a clock that stepped back: read it
-		// again, and if it is still before the start, move the window to now, keeping its
-		// samples, rather than stall every window until the clock is back.
+		// Closed since, or an old reading or a clock stepped back: still before the start, the
+		// window moves to now, with its samples, rather than stall until the clock is back.
 		if start := end - l.windowUnits; now < start {
 			if now = l.src.now(); now < start {
 				l.window.end.Store(later(now, l.windowUnits))
@@ -55,8 +53,7 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 	samples := since(read.samples, l.read.samples)
 	if samples < uint64(l.cfg.MinWindowSamples) {
-		// Too few samples: extend the window by whole windows until it ends after now, keeping
-		// its samples. With no traffic for a while that is several windows at once.
+		// Too few samples: extend the window by whole windows (several after a lull) past now.
 		over := uint64(now-end) % uint64(l.windowUnits)
 		next, waits := later(now, l.windowUnits-int64(over)), true
 		if l.schedule != nil {
@@ -123,9 +120,8 @@ func (l *Limiter) closeWindow(now int64) {
 	}
 }
 
-// closeClasses lends what the classes above took back (classSet.windowClosed) as a window
-// ends with too few samples to move the limit, from the samples it has: the classes' windows
-// end on time, so that lending resumes whether calls finish or not.
+// closeClasses lends again what the classes above took back (classSet.windowClosed) at a
+// window short of samples: the classes' windows end on time, whether calls finish or not.
 func (l *Limiter) closeClasses(samples uint64, read totals) {
 	if l.classes != nil {
 		l.classes.windowClosed(samples, count(read.maxInFlight), l.wait.lists)
@@ -145,14 +141,10 @@ func since(now, before uint64) uint64 {
 // count converts a count to an int, saturating where int has 32 bits.
 func count(n uint64) int { return int(min(n, math.MaxInt)) }
 
-// noteDrop slows a paced limiter's pace (slowPace), and counts a drop of a call that started
-// at start for the scheduler, which may close the window at once, before its end
-// (closesEarly): the drop's own done then closes it. Only
-// the drops of calls that started in the window count: those admitted before had their
-// window, and one burst of timeouts must not close window after window. Only drops call it,
-// and it reads the stripes only where the scheduler asks (dropped). It reports whether the
-// drop is left out of the window, as a call that started before leftOut: the caller then
-// frees its slot without a sample.
+// noteDrop slows a paced limiter's pace (slowPace), and counts a drop of a call started at
+// start for the scheduler, which may end the window now (closesEarly) for the drop's done to
+// close; only calls started in the window count, or one burst of timeouts would close window
+// after window. It reports whether the drop is left out (before leftOut): no sample then.
 func (l *Limiter) noteDrop(start int64) (leftOut bool) {
 	l.slowPace()
 	if start < l.leftOut.Load() {
