@@ -9,9 +9,7 @@ import (
 
 // Acquire takes a slot, or returns the limiter's *LimitExceededError at once if the limit
 // is full: it never waits. On a limiter with classes the call is of the lowest class. Finish
-// the permit with Done or Cancel exactly once.
-//
-// Acquire panics on a nil or zero Limiter.
+// the permit with Done or Cancel exactly once. Acquire panics on a nil or zero Limiter.
 func (l *Limiter) Acquire() (Permit, error) {
 	if l == nil {
 		panicUnusable()
@@ -23,9 +21,7 @@ func (l *Limiter) Acquire() (Permit, error) {
 // where the slots taken are below the class's ceiling (see Class); otherwise it returns the
 // limiter's *LimitExceededError at once. A name that Config.Classes does not list means the
 // lowest class, and is counted in Snapshot.UnknownClass unless it is "". On a limiter without
-// classes it is Acquire.
-//
-// AcquireClass panics on a nil or zero Limiter.
+// classes it is Acquire. AcquireClass panics on a nil or zero Limiter.
 func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	if l == nil {
 		panicUnusable()
@@ -41,9 +37,8 @@ func (l *Limiter) AcquireClass(name string) (Permit, error) {
 	return l.acquire(ce)
 }
 
-// Classes returns the names of the limiter's priority classes (Config.Classes), highest
-// first, in a slice of the caller's own; nil without classes. It panics on a nil or zero
-// Limiter.
+// Classes returns the names of the limiter's priority classes (Config.Classes), highest first,
+// in a slice of the caller's own; nil without classes. It panics on a nil or zero Limiter.
 func (l *Limiter) Classes() []string {
 	l.checkUsable()
 	if l.classes == nil {
@@ -52,22 +47,17 @@ func (l *Limiter) Classes() []string {
 	return slices.Clone(l.classes.names)
 }
 
-// acquire takes a slot for a call of the class of ce, its ceiling, without waiting: the one
-// path of every call that takes a slot but a waiter's. A nil ce is the one class of a limiter
-// without classes, whose ceiling holds nothing back. It writes out the steps of an enforced
-// call that takes its slot at once or is rejected at once, the one copy in the core, which
-// TestAcquireWritesOutItsSteps checks against the general path, acquireAny, step by step:
-//   - a call that finds every slot below its ceiling held is rejected before anything else,
-//     in three loads and two compares (and, without classes, a test that the limit is not 0),
-//     unless slots taken back from its class lie free (heldBackIdle): reject's steps;
-//   - else it takes its slot by takeFirst's steps.
+// acquire takes a slot for a call of ce's class (nil: no classes) without waiting; every take
+// but a waiter's comes here. It writes out, once in the core, acquireAny's steps for an enforced
+// call taken or rejected at once (TestAcquireWritesOutItsSteps): with every slot below its
+// ceiling held and none heldBackIdle, reject's, first, in three loads and two compares (and
+// without classes a test of limit 0); else takeFirst's.
 func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 	if l.enforce == enforced {
 		var hold int64 // ce.hold(), where the call without classes needs no test of its own
 		if ce == nil {
 			if l.slots.allHeld(0) {
-				// A limit of 0 is the zero Limiter's, whose reject panics, or a paced one's
-				// (pace.go): both go on to acquireAny.
+				// Limit 0: the zero Limiter (reject panics) or a paced one (pace.go).
 				if err := l.rejection; l.slots.limit.Load() != 0 {
 					l.stripes.reject()
 					return Permit{}, err
@@ -76,8 +66,7 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 			}
 		} else if hold = ce.hold(); l.slots.allHeld(hold) {
 			if !l.heldBackIdle(ce) {
-				// reject(ce), with countRejected: in steady overload, where the classes
-				// below are shut already, the rejection makes no call but its count's pin.
+				// reject(ce) written out: once the classes below are shut, no call but the pin.
 				cs := l.classes
 				if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
 					cs.ceilings.turnedAway(ce, limit)
@@ -116,10 +105,8 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 	return l.acquireAny(ce)
 }
 
-// acquireAny is acquire's general path, every step of it. A classed call that finds no slot
-// while slots that the classes above took back from its class lie free (heldBackIdle) closes
-// the window where it is over, which lends them again (closeIdle), and tries again below the
-// ceiling that the close left it.
+// acquireAny is acquire's general path. A classed call that finds no slot while held-back
+// slots lie free (heldBackIdle) closes the window if over (closeIdle), lending them, and retries.
 func (l *Limiter) acquireAny(ce *ceiling) (Permit, error) {
 	for {
 		var n int64
@@ -161,8 +148,7 @@ func (l *Limiter) startOf(p ticket) int64 {
 	return l.nowHolding(p)
 }
 
-// reject rejects a call of the class of ce and returns the limiter's rejection: it counts the
-// rejection, and with classes lowers the ceilings of the classes below (turnAway).
+// reject counts a rejection, lowers the ceilings below ce (turnAway), and returns l.rejection.
 func (l *Limiter) reject(ce *ceiling) error {
 	err := l.rejection
 	if err == nil {
@@ -179,9 +165,7 @@ func (l *Limiter) reject(ce *ceiling) error {
 	return err
 }
 
-// countRejection counts a rejected call of the class of ce: without classes on its P's
-// stripe, with them by class (a classed limiter's rejections are its classes'). reject writes
-// it out.
+// countRejection counts a rejection on its P's stripe, or by class only; reject writes it out.
 func (l *Limiter) countRejection(ce *ceiling) {
 	if ce == nil {
 		l.stripes.reject()
@@ -190,10 +174,8 @@ func (l *Limiter) countRejection(ce *ceiling) {
 	}
 }
 
-// takeUnenforced takes a slot for a call of the class of ce whatever the limit, in a dry run,
-// counting a rejection where the slots taken reach its ceiling, and returns the count in
-// flight with it: at least 1, even while a permit finished twice holds the count below zero
-// for a moment.
+// takeUnenforced takes a slot whatever the limit (dry run), counting a rejection past the
+// ceiling, and returns the count in flight: at least 1, even while a double finish holds it < 0.
 func (l *Limiter) takeUnenforced(ce *ceiling) int64 {
 	n := l.slots.taken.Add(1)
 	if n > l.slots.limit.Load()-ce.hold() {
@@ -208,8 +190,7 @@ func (l *Limiter) takeUnenforced(ce *ceiling) int64 {
 	return max(n, 1)
 }
 
-// nowHolding reads the clock for p, a call that holds a slot. A Clock that panics frees the
-// slot, and the panic goes on.
+// nowHolding reads the clock for p, which holds a slot: a Clock that panics frees it first.
 func (l *Limiter) nowHolding(p ticket) int64 {
 	if l.src.kind != sourceOther {
 		return l.src.now()
@@ -225,21 +206,16 @@ func (l *Limiter) nowHolding(p ticket) int64 {
 	return now
 }
 
-// heldBackIdle reports whether slots that the classes above the class of ce took back from it
-// lie free: something is taken back from it, and the slots taken are below the limit less the
-// never-lent parts above it. In steady overload every slot is taken, and at a ceiling of
-// never-lent parts alone nothing is taken back: neither reads the clock.
+// heldBackIdle reports whether slots the classes above took back from ce's class lie free:
+// false, with no clock read, in steady overload (all taken) or at a never-lent-only ceiling.
 func (l *Limiter) heldBackIdle(ce *ceiling) bool {
 	return ce.takenBack.Load() != 0 && l.slots.taken.Load() < l.slots.limit.Load()-ce.neverLent.Load()
 }
 
-// closeIdle closes the window where it is over, for a call that found no slot while slots
-// taken back from its class lie free (heldBackIdle), and reports whether the classes' part of
-// the window closed. Only a window's close lends those slots again, and a window closes as a
-// call finishes: where none is in flight, or none finishes, a close of this call's, or of a
-// waiter's (waitFor), is the only one. So what the classes above took back is lent again
-// within two windows of the last call they turned away, with calls finishing or not (see
-// Class).
+// closeIdle closes the window if over, for a call that found no slot while heldBackIdle, and
+// reports whether the classes' part closed. Only a close lends those slots again, and windows
+// close as calls finish: with none finishing, this call's or a waiter's (waitFor) is the only
+// one, so they are lent again within two windows of the last turn-away either way (see Class).
 //
 //go:noinline
 func (l *Limiter) closeIdle() bool {

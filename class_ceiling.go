@@ -5,13 +5,10 @@ import (
 	"sync/atomic"
 )
 
-// ceilings hold back slots of the limit from each class for the classes above it (see
-// Class): a call of a class takes a slot only while the slots taken are below the limit less
-// what its class's ceiling holds back (ceiling.hold). This is their one design comment.
-//
-// A class's ceiling holds back hold = neverLent + takenBack. neverLent moves only with the
-// limit; takenBack moves by these steps, each of which keeps it within [0, lent], and never
-// below the takenBack of the class above (borrowing goes downwards only):
+// ceilings hold back slots from each class for the classes above it: a call takes a slot only
+// below the limit less its ceiling's hold, neverLent + takenBack (the policy is in
+// docs/configuration.md#priority-classes). neverLent moves only with the limit; takenBack only
+// by these steps, each keeping it in [0, lent] and at least the class above's:
 //
 //	event                                         takenBack of each class below   most
 //	a call of a class is turned away (turnedAway)  +1, up to min(lent, most)       -
@@ -29,30 +26,25 @@ import (
 //	n<<32 | L, n even       every class below was shut at limit L  markShut: a CAS from the word
 //	                        after close n/2 ended                  read before withhold shut them
 //
-// A call turned away under a limit at most L reads the word alone (shutAt). A close begun since
-// the word was read makes the CAS fail, so a word that says shut is never older than the last
-// lowering. The lowest class's word says shut at every limit: it has no class below it. One
-// call would have to stop between two of its steps for 2^31 closes to be misled by the count's
-// wrapping around.
+// A call turned away under a limit at most L reads only the word (shutAt). A close begun since
+// the word was read fails the CAS, so a shut word is never older than the last lowering. The
+// lowest class's word says shut at every limit. The count's wrapping misleads only a call
+// stalled between two of its steps for 2^31 closes.
 type ceilings struct {
 	_     pad
 	class [MaxClasses]ceiling
 	_     pad
 
-	// lent is the most that calls turned away may take back from a class: the limit less the
-	// never-lent parts of every reserve, written only as the limit moves. A class whose own
-	// reserve or a reserve below it has a never-lent part so keeps that many slots, and the
-	// class of a never-lent part has it at once after any history of calls (see Class).
+	// lent bounds every takenBack: the limit less every never-lent part, written as the limit
+	// moves (setLimit), so that a class keeps its never-lent part and those below it (see Class).
 	lent atomic.Int64
 
 	closes  atomic.Int64 // twice the windows closed: written by the goroutine that closes them
 	classes int          // how many classes there are
 }
 
-// ceiling is one class's: what it holds back, which every call of the class reads, and its
-// word of shut, which a call of the class turned away reads. They are written only when they
-// change: as the limit moves, while the classes above are turned away until it is shut, as
-// the classes below are shut, and as a window closes.
+// ceiling is one class's hold, read by each call of the class, and its word of shut, read by
+// those turned away. Each is written only when it changes: a shut class's bounces no line.
 type ceiling struct {
 	neverLent atomic.Int64 // the never-lent parts of the reserves above the class
 	takenBack atomic.Int64 // what the classes above took back lately: at most ceilings.lent
@@ -61,8 +53,7 @@ type ceiling struct {
 	c         int          // the class
 }
 
-// hold returns what the class of ce may not take of the limit: 0 for the highest class, and
-// for the one class of a limiter without classes, whose ceiling is nil.
+// hold returns what the class of ce may not take of the limit; 0 for a nil ce (no classes).
 func (ce *ceiling) hold() int64 {
 	if ce == nil {
 		return 0
@@ -70,7 +61,6 @@ func (ce *ceiling) hold() int64 {
 	return ce.neverLent.Load() + ce.takenBack.Load()
 }
 
-// index returns the class of ce: 0 for nil, the one class of a limiter without classes.
 func (ce *ceiling) index() uint8 {
 	if ce == nil {
 		return 0
@@ -78,28 +68,24 @@ func (ce *ceiling) index() uint8 {
 	return uint8(ce.c)
 }
 
-// hold returns what class c may not take of the limit.
 func (cl *ceilings) hold(c int) int64 { return cl.class[c].hold() }
 
-// setNeverLent sets the never-lent parts of the reserves above class c to n, for the
-// goroutine that sets the limit.
+// setNeverLent sets class c's neverLent to n, for the goroutine that sets the limit.
 func (cl *ceilings) setNeverLent(c int, n int64) {
 	if k := &cl.class[c].neverLent; k.Load() != n {
 		k.Store(n)
 	}
 }
 
-// turnAway lowers the ceilings of the classes below the class of ce, where its word of shut
-// does not say that they are shut at the limit: a call of the class found no slot.
+// turnAway runs turnedAway for a call of the class of ce that found no slot, unless shutAt.
 func (l *Limiter) turnAway(ce *ceiling) {
 	if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
 		l.classes.ceilings.turnedAway(ce, limit)
 	}
 }
 
-// turnedAway takes one more slot back from each class below the class of ce for
-// a call of the class turned away for want of a slot, and marks its word of shut where every
-// one of them is shut now at limit (see ceilings).
+// turnedAway takes a slot back from each class below the class of ce (withhold), and where
+// that shut them all, says so in the word of shut of ce (markShut).
 func (cl *ceilings) turnedAway(ce *ceiling, limit int64) {
 	s := ce.shutBelow.Load()
 	if cl.withhold(ce.c, cl.classes) {
@@ -115,8 +101,7 @@ func (cl *ceilings) withhold(c, classes int) (shut bool) {
 	var most int64
 	for d := c + 1; d < classes; d++ {
 		r := &cl.class[d].takenBack
-		// Never less from a class than from the class above it: a class whose most is
-		// unbounded (the classes above it turned no call away) may lie above one whose is.
+		// Never less than the class above, whose most may be unbounded where this one's is not.
 		most = max(most, min(lent, cl.class[d].most.Load()))
 		v := r.Load()
 		for v < most && !r.CompareAndSwap(v, v+1) {
@@ -127,17 +112,15 @@ func (cl *ceilings) withhold(c, classes int) (shut bool) {
 	return shut
 }
 
-// markShut makes the class's word of shut say that the classes below it are shut at limit,
-// where it still holds s, read before withhold found them so, and s was not written while a
-// close lowered them: where no close began since, nor ran then.
+// markShut sets the word of shut of ce to limit where it still holds s, read before withhold
+// found the classes below shut, and s is even: no close began since, nor ran then.
 func (ce *ceiling) markShut(limit, s int64) {
 	if s>>32&1 == 0 {
 		ce.shutBelow.CompareAndSwap(s, s&^math.MaxUint32|limit)
 	}
 }
 
-// shutAt reports whether the class's word of shut says that the classes below it are shut
-// at limit, so that a call of the class turned away takes nothing back (turnedAway).
+// shutAt reports whether the word of shut of ce says the classes below are shut at limit.
 func (ce *ceiling) shutAt(limit int64) bool { return uint32(limit) <= uint32(ce.shutBelow.Load()) }
 
 // lowering runs lower as a window closes, between two reopens (see ceilings).
@@ -147,8 +130,8 @@ func (cl *ceilings) lowering(classes int, lower func()) {
 	cl.reopen(classes)
 }
 
-// reopen says of every class but the lowest, of classes, that the classes below it may not be
-// shut, with the next count of closes: odd as a close begins, even as it ends.
+// reopen sets the word of shut of every class but the lowest to the next count of closes:
+// odd as a close begins, even as it ends.
 func (cl *ceilings) reopen(classes int) {
 	n := cl.closes.Add(1)
 	for c := range classes - 1 {
@@ -156,24 +139,21 @@ func (cl *ceilings) reopen(classes int) {
 	}
 }
 
-// lend halves what the classes above class c took back, as a window closes in which none of
-// them turned a call away: a class above that meets overload again finds it shut before long.
+// lend halves the takenBack of class c, not clearing it, so that overload above soon shuts it.
 func (cl *ceilings) lend(c int) {
 	lent := cl.lent.Load()
 	cl.lower(c, func(v int64) int64 { return min(v, lent) / 2 })
 }
 
-// bound holds back at most short slots from class c, as a window closes in which the classes
-// above it lacked short slots: more would stay idle, since nobody above asked for them.
+// bound holds back at most short from class c: more would idle, since nobody above asked.
 func (cl *ceilings) bound(c int, short int64) {
 	lent := cl.lent.Load()
 	cl.lower(c, func(v int64) int64 { return min(v, short, lent) })
 }
 
-// lower lowers what the classes above class c took back from v to to(v), but never below the
-// class above's, read again at each try: a call turned away raises the class above before
-// class c (withhold), so a raise this read missed makes the compare-and-swap fail, or comes
-// after it and raises class c too.
+// lower lowers the takenBack of class c from v to to(v), but never below the class above's,
+// read again at each try: withhold raises the class above first, so a raise this read missed
+// makes the CAS fail, or comes after it and raises class c too.
 func (cl *ceilings) lower(c int, to func(v int64) int64) {
 	r := &cl.class[c].takenBack
 	for {
@@ -188,10 +168,8 @@ func (cl *ceilings) lower(c int, to func(v int64) int64) {
 	}
 }
 
-// windowClosed moves what each class's ceiling holds back as a window closes, in the
-// goroutine that closes it, from the window's samples and the most calls in flight they saw
-// (see ceilings): it lends to the classes below the highest class that turned no call away
-// and has nobody waiting, and bounds the classes below one that did.
+// windowClosed moves each class's ceiling as a window closes, in the goroutine that closes it
+// (see ceilings): it lends where no class above turned a call away or has a waiter, else bounds.
 func (cs *classSet) windowClosed(samples uint64, maxInFlight int, waiters []waitList) {
 	cs.ceilings.lowering(len(cs.names), func() {
 		var turned uint64 // calls that the classes above turned away in the window
@@ -213,10 +191,8 @@ func (cs *classSet) windowClosed(samples uint64, maxInFlight int, waiters []wait
 	})
 }
 
-// lacked is how many slots the classes above lacked through a window, rounded up: the calls
-// they turned away, each for as long as a call of the window held its slot (by Little's law,
-// maxInFlight/samples of the window), and never more than one each. A hundred calls turned
-// away in a second, each of which would have run for 10ms, lacked one slot, not a hundred.
+// lacked returns the slots the classes above lacked in a window, rounded up: turned times
+// maxInFlight/samples (Little's law), at most one each (docs/configuration.md has an example).
 func lacked(turned, samples uint64, maxInFlight int) int64 {
 	if turned == 0 {
 		return 0
@@ -225,12 +201,10 @@ func lacked(turned, samples uint64, maxInFlight int) int64 {
 	return int64(min(math.Ceil(n), float64(turned)))
 }
 
-// needFactor bounds what calls turned away take back from a class in a window after one in
-// which the classes above it turned calls away: this many times the slots they lacked then
-// (lacked), and those waiting. Without it, sustained overload of a class above took every
-// lent slot back within each window while the class above left part of the limit idle.
-// Measured in limitsim's priority scenario, seed 1, -critical 0.25 and 0.6, -reserve 0 too: 2
-// answered 95.0-95.7% of the critical calls in windows 3 and 4; 4 and 5, 97.6-98.9% with
-// -reserve 0, under the 99% target; 6 meets every target with every algorithm's total within
-// 1.8 points of its total without classes; 8 leaves Gradient2 2.1 points below.
+// needFactor times the slots lacked (and the waiters) bounds what calls turned away take back in
+// the next window: else sustained overload above took every lent slot back each window, leaving
+// part of the limit idle. In limitsim -scenario priority (seed 1, -critical 0.25 and 0.6,
+// -reserve 0 too), 2 answers 95.0-95.7% of the critical calls in windows 3 and 4, 4 and 5
+// 97.6-98.9% with -reserve 0 (target 99%); 6 meets every target, each algorithm's total within
+// 1.8 points of its total without classes; 8 leaves Gradient2 2.1 below.
 const needFactor = 6

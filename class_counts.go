@@ -2,12 +2,10 @@ package adaptivelimit
 
 import "sync/atomic"
 
-// classStripe holds one P's counts by class: the calls that took a slot and that freed one
-// on the P, those rejected on it, and those that named an unknown class. A call counts on the
-// line of the P it runs on, with a plain add while it is pinned there, as the limiter's
-// stripes count its samples, so that a classed call writes no line that another P writes.
-// A limiter's stripe i has the counts cs.stripe(i) (stripe.i), so that a call that pinned
-// its P to take or free a slot counts by class in that pin.
+// classStripe holds one P's counts by class: the calls that took and freed a slot on the P,
+// those rejected on it, and those that named an unknown class. A call adds to its P's line in
+// the pin that takes or frees its slot (the limiter's stripe i has cs.stripe(i)), so that a
+// classed call writes no line that another P writes.
 type classStripe struct {
 	acquired [MaxClasses]uint64
 	released [MaxClasses]uint64
@@ -23,12 +21,11 @@ func (l *Limiter) countAcquired(c int) {
 	procUnpin()
 }
 
-// countShared counts a call of class c that took a slot, after it took it, on the shared
-// overflow line: for a limiter without leases (takeFirst).
+// countShared is countAcquired on the overflow line, for a limiter without leases (takeFirst).
 func (cs *classSet) countShared(c int) { atomic.AddUint64(&cs.overflow.acquired[c&(MaxClasses-1)], 1) }
 
-// countRejected counts a rejected call of class c on its P's line. A classed limiter's
-// rejections are its classes' (Snapshot.Rejected), so that a rejection counts on one line.
+// countRejected counts a rejected call of class c on its P's line, the only line a classed
+// limiter counts it on (Snapshot.Rejected sums the classes').
 func (cs *classSet) countRejected(c int) {
 	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
 		bump(&cs.counts[p].rejected[c], 1)
@@ -38,7 +35,6 @@ func (cs *classSet) countRejected(c int) {
 	procUnpin()
 }
 
-// countUnknown counts a call that named a class the limiter does not have.
 func (cs *classSet) countUnknown() {
 	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
 		bump(&cs.counts[p].unknown, 1)
@@ -56,10 +52,9 @@ func (cs *classSet) stripe(i int) *classStripe {
 	return &cs.overflow
 }
 
-// inFlight counts each class's calls holding a slot: the calls of the class that took one, on
-// every P, less those that freed one, read in a second pass, as stripes.held counts (which says
-// why no count is above the truth), in one pass for every class: they add up to no more than
-// the calls holding a slot at one moment.
+// inFlight counts each class's calls holding a slot: acquired on every P less released, read in
+// a second pass, as stripes.held does (which says why no count is above the truth). One pass
+// serves every class, so they add up to no more than the calls holding a slot at one moment.
 func (cs *classSet) inFlight(held *[MaxClasses]int64) {
 	n := len(cs.names)
 	for i := range len(cs.counts) + 1 {
@@ -79,7 +74,6 @@ func (cs *classSet) inFlight(held *[MaxClasses]int64) {
 	}
 }
 
-// rejections returns the calls of class c rejected so far.
 func (cs *classSet) rejections(c int) uint64 {
 	var n uint64
 	for i := range len(cs.counts) + 1 {

@@ -14,10 +14,8 @@ func (cs *classSet) named(name string) *ceiling {
 	return &cs.ceilings.class[cs.lookup(name)]
 }
 
-// same returns the ceiling of the class whose name is name's very bytes, or nil. A caller
-// most often names a class with the constant that configured it, which shares its bytes, so
-// this finds it with no call to compare them, and in one probe of byBytes whatever the
-// class; lookup compares them.
+// same returns the ceiling of the class whose name is name's very bytes, or nil, in one probe
+// of byBytes: a caller most often names a class with the constant that configured it.
 func (cs *classSet) same(name string) *ceiling {
 	p := unsafe.StringData(name)
 	e := &cs.byBytes.entries[uintptr(unsafe.Pointer(p))*cs.byBytes.mult>>(bits.UintSize-byBytesBits)]
@@ -27,9 +25,8 @@ func (cs *classSet) same(name string) *ceiling {
 	return nil
 }
 
-// lookup is index comparing the names' bytes. A name that no class has, other than "", is
-// counted (Snapshot.UnknownClass): it is most often a typo or a class that a caller's
-// configuration has and the limiter's lacks.
+// lookup returns the class called name, comparing bytes, or the lowest, counting a name but ""
+// (Snapshot.UnknownClass): a typo, or a class a caller's configuration has and this one lacks.
 func (cs *classSet) lookup(name string) int {
 	for i, n := range cs.names {
 		if n == name {
@@ -43,9 +40,8 @@ func (cs *classSet) lookup(name string) int {
 }
 
 // byBytes is a table of the classes' ceilings by the address of their names' bytes, indexed
-// by the top bits of the address times a multiplier that New picks so that the classes'
-// entries differ where it can: a class whose entry another one took is found by lookup, as
-// any other name is.
+// by the top bits of the address times mult; a class whose entry another took is found by
+// lookup, as any other name is.
 type byBytes struct {
 	mult    uintptr // odd: see build
 	entries [1 << byBytesBits]struct {
@@ -63,8 +59,7 @@ const byBytesBits = 4
 // hashing, whose odd multiples spread addresses over the top bits each their own way.
 const golden = 0x9E3779B97F4A7C15 & math.MaxUint
 
-// build fills the table with the ceilings of names, with the multiplier that gives the most
-// of them an entry of their own.
+// build fills the table with the ceilings of names, with the mult that sets most of them apart.
 func (t *byBytes) build(names []string, cl *ceilings) {
 	slot := func(name string, mult uintptr) uintptr {
 		return uintptr(unsafe.Pointer(unsafe.StringData(name))) * mult >> (bits.UintSize - byBytesBits)

@@ -11,31 +11,21 @@ import (
 	"github.com/resilience4cata/adaptivelimit/internal/names"
 )
 
-// Class is a priority class of a limiter's calls. Config.Classes lists them highest priority
-// first; the last one is the lowest, which Acquire and any unknown class name mean.
-//
-// Every call of every class takes its slot from the limit's one count, so at most the limit's
-// calls hold a slot at any moment. A class takes a slot while the slots taken are below its
-// ceiling: the limit less what is held back for the classes above it. Borrowing goes
-// downwards only: the highest class's ceiling is the limit.
-//   - The limit is the algorithm's with the never-lent parts of the reserves above the lowest
-//     class on top, at most MaxLimit, so that classes cost no goodput where the algorithm's
-//     limit bounds it. The reserves are shares of the algorithm's limit.
-//   - A class's reserve is floor(Reserve*limit) slots. Its never-lent part, the reserve less
-//     half of it rounded down, is always held back from the classes below: the class has it
-//     at once, after any history of calls.
-//   - The rest, and every slot no class reserves, is lent to the classes below while the
-//     class is not turned away. Each call of the class turned away (rejected, or left
-//     waiting by AcquireContext) lowers their ceilings by a slot, down to their own
-//     never-lent parts; the slots they borrowed come back as their calls finish.
-//   - Each window's close lends again: it halves what was held back where no class above
-//     turned a call away, and else holds back no more than the slots they lacked in the
-//     window; in the next window, calls turned away take back at most six times that.
-//   - The classes' part of a window closes on time, whether calls finish or not: lending
-//     resumes within two windows of the last call turned away.
-//
-// So while a higher class's calls are turned away, a lower class's calls are admitted only
-// below a ceiling that keeps falling, and the least important calls are shed first.
+// Class is a priority class of a limiter's calls. Config.Classes lists them highest first; the
+// last is the lowest, which Acquire and any unknown class name mean. Under overload the lowest
+// class is shed first (docs/configuration.md#priority-classes has the details):
+//   - Every call takes its slot from the limit's one count, so at most the limit's calls hold
+//     one, and only below its class's ceiling: the limit less what is held back for the classes
+//     above. The highest class's ceiling is the limit.
+//   - A class reserves R = floor(Reserve*A) slots of the algorithm's limit A, and has R - R/2
+//     at once, after any history of calls: these never-lent parts of the classes above the
+//     lowest come on top of A (up to MaxLimit), so that classes cost no goodput where A bounds it.
+//   - The rest, and every slot no class reserves, is lent below; each call of the class turned
+//     away (rejected, or waiting) takes one back from each class below, as its borrower finishes.
+//   - Each window's close, due on time whether calls finish or not, lends again: where no class
+//     above turned a call away it halves what is held back, else holds back at most the slots
+//     they lacked, and at most six times that in the next window. So lending resumes within two
+//     windows of the last call turned away.
 type Class struct {
 	Name    string
 	Reserve float64 // the share of the limit reserved for the class, in [0, 1]; all together at most 1
@@ -57,10 +47,8 @@ type ClassSnapshot struct {
 	Rejected uint64 // calls of the class rejected; in a dry run, calls that would have been
 }
 
-// classSet is the state of a limiter with classes: the classes' ceilings, which every call
-// of a class reads (class_ceiling.go), and the calls by class, which every call counts on its
-// P's line (class_counts.go). The slots themselves are the limiter's (slots.go), and so are
-// the waiters' lists by class (wait.go).
+// classSet is a limiter's classes: their ceilings (class_ceiling.go) and calls by class
+// (class_counts.go). The slots (slots.go) and the waiters by class (wait.go) are the limiter's.
 type classSet struct {
 	names   []string
 	byBytes byBytes // the classes by their names' bytes (class_lookup.go)
@@ -96,22 +84,12 @@ func newClassSet(classes []Class, ss *stripes) *classSet {
 		cs.ceilings.class[c].most.Store(math.MaxInt64)
 	}
 	cs.byBytes.build(cs.names, &cs.ceilings)
-	cs.ceilings.class[n-1].shutBelow.Store(math.MaxUint32) // no class below the lowest: see turnedAway
+	cs.ceilings.class[n-1].shutBelow.Store(math.MaxUint32) // no class below the lowest: see ceilings
 	return cs
 }
 
-// setLimit moves the reserves to estimate, the limit that the algorithm set, and returns the
-// limit, which is estimate with the never-lent parts of the reserves above the lowest class on
-// top, at most most (Config.MaxLimit). Each class reserves floor(Reserve*estimate), of which
-// the classes below it may never take the never-lent part (see Class). Those slots are idle
-// until a call of their class comes, and held back from inside the algorithm's limit they were
-// goodput lost wherever that limit, not the dependency, bounds it: as the limit grows from
-// InitialLimit and after it fell. On top of it the lowest class fills what the algorithm set,
-// as the calls of a limiter without classes do, and the classes above have their never-lent
-// parts beside it; an algorithm that finds the extra calls too many lowers its limit. The lent
-// slots, the most that calls turned away take back from a class, are the limit less every
-// never-lent part. A window's close moves them, and then lowers what is held back to them
-// (windowClosed).
+// setLimit moves the reserves and ceilings.lent (to which windowClosed lowers takenBack) to
+// estimate, the algorithm's limit, and returns limitAt: the never-lent parts on top (see Class).
 func (cs *classSet) setLimit(estimate, most int64) (limit int64) {
 	var kept, reserved int64
 	for c := range cs.names {
@@ -127,14 +105,12 @@ func (cs *classSet) setLimit(estimate, most int64) (limit int64) {
 	return limit
 }
 
-// reserveAt is class c's reserve under estimate, where the classes above reserve reserved:
-// floor(Reserve*estimate), and no more than they leave of it.
+// reserveAt returns class c's reserve under estimate, the classes above having reserved reserved.
 func (cs *classSet) reserveAt(c int, estimate, reserved int64) int64 {
 	return min(int64(math.Floor(cs.reserve[c]*float64(estimate))), estimate-reserved) // reserves of 1 may round above it
 }
 
-// limitAt is the limit that setLimit sets for estimate and most: estimate with the never-lent
-// parts of the reserves above the lowest class on top, at most most, but never below estimate.
+// limitAt returns the limit that setLimit sets for estimate and most (Config.MaxLimit).
 func (cs *classSet) limitAt(estimate, most int64) int64 {
 	var kept, reserved int64
 	for c := range len(cs.names) - 1 {
@@ -145,9 +121,8 @@ func (cs *classSet) limitAt(estimate, most int64) int64 {
 	return min(estimate+kept, max(most, estimate))
 }
 
-// snapshots fills s with each class's state and returns how many classes there are, and the
-// calls rejected, which are the classes' (countRejected). Each class's calls in flight are
-// read in one pass over the Ps' lines: see inFlight.
+// snapshots fills s with each class's state (inFlight) and returns how many classes there
+// are, and the calls rejected, which are the classes' (countRejected).
 func (cs *classSet) snapshots(s *[MaxClasses]ClassSnapshot) (n int, rejected uint64) {
 	var held [MaxClasses]int64
 	cs.inFlight(&held)
@@ -164,8 +139,6 @@ func (cs *classSet) snapshots(s *[MaxClasses]ClassSnapshot) (n int, rejected uin
 	return len(cs.names), rejected
 }
 
-// classes checks Config.Classes: at most MaxClasses classes, each with a name of
-// its own and a reserve in [0, 1], the reserves adding up to at most 1.
 func (v *validator) classes(classes []Class) {
 	fail := func(rule string) {
 		v.fail("classes", formatClasses(classes), rule, ErrInvalidTuning)
@@ -204,8 +177,7 @@ func (v *validator) classes(classes []Class) {
 // where their binary sum rounds above it.
 const reserveSlack = 1e-9
 
-// formatClasses writes classes as the classes key does: name:reserve, separated by commas,
-// or none.
+// formatClasses writes classes as the classes key does, or "none".
 func formatClasses(classes []Class) string {
 	if len(classes) == 0 {
 		return "none"
@@ -222,9 +194,7 @@ func formatClasses(classes []Class) string {
 	return b.String()
 }
 
-// parseClasses reads the classes key's value: name:reserve pairs separated by commas, spaces
-// around them ignored; none, or an empty value, is no classes. Config.validate checks the
-// classes.
+// parseClasses reads the classes key's value (formatClasses); Config.validate checks it.
 func parseClasses(text string) ([]Class, bool) {
 	if t := strings.TrimSpace(text); t == "" || strings.EqualFold(t, "none") {
 		return nil, true

@@ -27,8 +27,7 @@ func TickClock() Clock {
 	return nanotimeClock{}
 }
 
-// tickCalibration is the tick counter's period in nanoseconds and whether it is a safe
-// clock here, measured against nanotime on first use.
+// tickCalibration returns the nanoseconds per tick and whether ticks are a safe clock here.
 var tickCalibration = sync.OnceValues(func() (float64, bool) { return clock.Calibrate(nanotime) })
 
 // TimeClock returns a clock that follows time.Now. Use it under testing/synctest, whose fake
@@ -94,9 +93,8 @@ func (c *ManualClock) Set(t int64) {
 	}
 }
 
-// source is how a limiter reads its clock: the system clocks directly, so that the call path
-// makes no interface call, and any other Clock through its interface. Readings are in
-// units: ticks for the tick clock, nanoseconds otherwise.
+// source reads a limiter's clock: the system clocks directly, so the call path makes no
+// interface call, others through Clock. Units: ticks for the tick clock, else nanoseconds.
 type source struct {
 	kind         sourceKind
 	clock        Clock
@@ -122,8 +120,7 @@ func newSource(c Clock) source {
 	return source{kind: sourceOther, clock: c, nanosPerUnit: 1}
 }
 
-// now reads the clock. Acquire and done read the tick counter themselves when it is the
-// source: Go does not inline now, and the extra call costs every admitted call.
+// now reads the clock; acquire and done read ticks themselves, as Go does not inline now.
 func (s *source) now() int64 {
 	switch s.kind {
 	case sourceTicks:

@@ -24,11 +24,10 @@ const (
 	// Vegas follows the queue that latency shows above the lowest latency seen: it grows the
 	// limit while the queue is short, shrinks it when the queue is long or a call is dropped.
 	Vegas
-	// LossDelay follows both: it backs off when more than LossThreshold of a window's calls
-	// are dropped, and otherwise cuts the limit by the share of the latency that queues above
-	// the no-load latency, growing it by less than in proportion to itself, so that a fleet's
-	// limiters converge to equal shares. Unlike Gradient2, it never takes an overload's
-	// latency for normal; unlike AIMD, a tail of timeouts does not hold it down.
+	// LossDelay follows both: it backs off when over LossThreshold of a window's calls drop,
+	// else cuts by the share of latency queued above the no-load latency, and grows less than
+	// in proportion, so that a fleet's limiters converge to equal shares. An overload's latency
+	// never becomes normal, and a tail of timeouts does not hold it down (docs/algorithms.md).
 	LossDelay
 )
 
@@ -82,21 +81,17 @@ type Config struct {
 	LatencyCeiling time.Duration // LossDelay: a window's mean latency above it counts as loss; default 0, none
 
 	// Vegas grows the limit while the queue it reads from latency is below Alpha and shrinks
-	// it above Beta. Set both, Beta above Alpha, or neither: by default they follow the limit,
-	// 3*log10root(limit) and 6*log10root(limit), where log10root(n) = max(1, floor(log10(n))).
-	// Beta is at most 16,777,216.
+	// it above Beta. Set both, 1 <= Alpha < Beta <= 16,777,216, or neither for 3*log10root(limit)
+	// and 6*log10root(limit), where log10root(n) = max(1, floor(log10(n))).
 	Alpha int
 	Beta  int
-	// ProbeMultiplier sets how often Vegas measures its no-load latency again: every
-	// jitter*ProbeMultiplier*limit windows, jitter uniform in [0.5, 1). Default 30, at most
-	// 1,000,000.
+	// ProbeMultiplier: Vegas measures its no-load latency again every
+	// jitter*ProbeMultiplier*limit windows, jitter in [0.5, 1). Default 30, at most 1,000,000.
 	ProbeMultiplier int
 
-	// Random returns numbers uniform in [0, 1) for the algorithms that draw at random: Vegas
-	// draws its probe jitter as 0.5 + Random()/2, LossDelay the jitter of its ProbeInterval. It is called by one goroutine at a time,
-	// the one closing a window; a function shared by several limiters must be safe for
-	// concurrent use. Default: math/rand/v2's Float64. Set it to a seeded source to make a
-	// test on a ManualClock deterministic.
+	// Random returns numbers uniform in [0, 1) for Vegas's probe jitter (0.5 + Random()/2) and
+	// LossDelay's ProbeInterval's, on the window closer: if shared, it must be safe for concurrent
+	// use. Default: math/rand/v2's Float64; a seeded one on a ManualClock makes tests repeatable.
 	Random func() float64
 
 	// MaxWait is how long AcquireContext and Do wait for a slot where the limit is full.
@@ -108,34 +103,29 @@ type Config struct {
 	// WaitOrder is the order in which waiters get freed slots. Default FIFO.
 	WaitOrder WaitOrder
 
-	// Classes are the priority classes of the calls, highest first (see Class): under
-	// overload the limiter sheds the lowest class first, each class has the never-lent part
-	// of its reserve at once, and what it lends comes back when it is turned away. Default
-	// none: every call is equal. At most MaxClasses.
+	// Classes are the priority classes of the calls, highest first, the lowest shed first
+	// (see Class). Default none: every call is equal. At most MaxClasses.
 	Classes []Class
 
-	// DropOn reports whether a call's error means the dependency is overloaded: the call is
-	// then a drop, a sample marked as one. AIMD, Vegas and LossDelay back off on drops;
-	// Gradient2 reads latency only and takes a drop for its latency alone, so that fast drops
-	// (a 503, an inner ErrLimitExceeded) raise its limit. Default DefaultDropOn. If it panics,
-	// the call's slot is freed and the panic goes on.
+	// DropOn reports whether a call's error means the dependency is overloaded (a drop, on
+	// which all but Gradient2 back off: it reads the latency alone, so fast drops, a 503 or an
+	// inner ErrLimitExceeded, raise its limit). Default DefaultDropOn. If it panics, the call's
+	// slot is freed and the panic goes on.
 	DropOn func(error) bool
 
 	// Disabled admits every call and measures nothing.
 	Disabled bool
 	// DryRun computes the limit and counts the calls it would reject, but admits every call.
-	// Disabled wins over it: disabling is the kill switch, and must work whatever level of a
-	// layered configuration set DryRun.
+	// Disabled wins, so that the kill switch works whatever layer set DryRun.
 	DryRun bool
 
 	// Clock times calls and windows. Default: TickClock. If it panics while a call holds a
 	// slot, the slot is freed and the panic goes on.
 	Clock Clock
 
-	// OnLimitChange is called when a window moves the limit, and only then, on the
-	// goroutine that closed the window, after the new limit is in force. It should not
-	// block: the next window cannot close until it returns, though no call waits for it. It
-	// may call the limiter's methods. A panic in it goes on to the caller of the Done that
+	// OnLimitChange is called, only when a window moves the limit, by its closer once the new
+	// limit is in force. It may call the limiter but should not block: the next window cannot
+	// close until it returns (no call waits). A panic goes on to the caller of the Done that
 	// closed the window.
 	OnLimitChange func(name string, d Decision)
 }
@@ -163,9 +153,8 @@ const (
 	minSubUnitFloor         = 1.0 / 65536
 )
 
-// The largest values New accepts, which Config's comments state. A limit beyond
-// maxLimitValue is no limit at all, and the bounds keep every value the algorithms compute
-// exact in a float64 and far from overflow.
+// The largest values New accepts, which Config's comments state: a limit beyond maxLimitValue
+// is none, and they keep what the algorithms compute exact in a float64, far from overflow.
 const (
 	maxLimitValue       = 1 << 24   // InitialLimit, MinLimit and MaxLimit: 16,777,216 calls
 	maxQueueSize        = 1 << 24   // QueueSize, and Vegas's Alpha and Beta: no more than the largest limit
@@ -179,16 +168,13 @@ const (
 	maxWindow = time.Hour
 )
 
-// resolved returns c with every unset field set to its default, or the error of the first
-// invalid field, as validate orders them.
+// resolved returns c withDefaults, or the error of its first invalid field (validate).
 func (c Config) resolved() (Config, error) {
 	c = c.withDefaults()
 	c.Classes = slices.Clone(c.Classes) // the caller's slice may change after New
 	return c, c.validate()
 }
 
-// withDefaults returns c with every unset field set to its default. An unset InitialLimit
-// is clamped into the bounds where they are valid.
 func (c Config) withDefaults() Config {
 	setDefault(&c.Name, defaultName)
 	setDefault(&c.Algorithm, Gradient2)
@@ -231,10 +217,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate returns the error of the first invalid field of c, in the order of keys (the
-// configuration reference's table), where minLimit above maxLimit comes before initialLimit
-// outside them, since the bounds must be in order to judge it. It takes every field as it
-// is: a zero is invalid, not unset, where 0 is out of range.
+// validate returns the error of the first invalid field of c, in the order of keys. It takes
+// every field as it is: a zero is invalid, not unset, where 0 is out of range.
 func (c Config) validate() error {
 	v := validator{instance: c.Name}
 	if !names.Name(c.Name) {
@@ -315,16 +299,14 @@ func (v *validator) bound(key string, value int, what string) {
 	}
 }
 
-// count checks an integer tuning value, which lies in [1, ceiling].
 func (v *validator) count(key string, value, ceiling int) {
 	if value < 1 || value > ceiling {
 		v.fail(key, value, fmt.Sprintf("must lie in [1, %d]", ceiling), ErrInvalidTuning)
 	}
 }
 
-// subUnitFloor checks SubUnitFloor: in [1/65536, 1], and for LossDelay below 1 only with
-// MinLimit 1, without classes and without MaxWait. The other algorithms ignore it, as they
-// ignore LossDelay's other tuning.
+// subUnitFloor checks SubUnitFloor. The other algorithms ignore it, as they ignore LossDelay's
+// other tuning.
 func (v *validator) subUnitFloor(c Config) {
 	f := c.SubUnitFloor
 	switch {
@@ -340,8 +322,6 @@ func (v *validator) subUnitFloor(c Config) {
 	}
 }
 
-// vegasQueue checks Vegas's alpha and beta: both unset, or alpha at least 1 and beta above,
-// at most maxQueueSize.
 func (v *validator) vegasQueue(alpha, beta int) {
 	switch {
 	case alpha == 0 && beta == 0:

@@ -3,10 +3,9 @@ package adaptivelimit
 import "context"
 
 // Do runs fn inside l: it takes a slot with AcquireContext, runs fn and finishes the permit
-// with fn's error. A full limit returns an error that matches ErrLimitExceeded without
-// running fn: at once by default, or after waiting up to Config.MaxWait where it is set. A
-// done ctx returns its error without taking a slot. If fn panics, the slot is freed without
-// a sample and the panic goes on.
+// with fn's error. A full limit returns an error matching ErrLimitExceeded without running fn,
+// at once by default, or after waiting up to Config.MaxWait where set. A done ctx returns its
+// error without a slot. If fn panics, the slot is freed without a sample and the panic goes on.
 func Do[T any](ctx context.Context, l *Limiter, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
 	p, err := l.AcquireContext(ctx)

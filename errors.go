@@ -47,8 +47,7 @@ type configCode struct{ code, text string }
 
 func (c *configCode) Error() string { return c.code + ": " + c.text }
 
-// ConfigError reports one invalid Config field: the key it is set by, its value and the rule
-// it breaks.
+// ConfigError reports one invalid Config field: its key, its value and the rule it breaks.
 type ConfigError struct {
 	Instance string // the limiter's name, where the error concerns one
 	Key      string // the configuration key, as the source spells it: "maxLimit", "instances.orders.adaptiveLimit.maxLimit"

@@ -6,15 +6,12 @@ import (
 	"github.com/resilience4cata/adaptivelimit/internal/clock"
 )
 
-// untimed is the start of a call that is not timed: no reading is after it, so the call's
-// latency is 0.
+// untimed is an untimed call's start: no reading is after it, so its latency is 0 (elapsed).
 const untimed = math.MaxInt64
 
-// done finishes p with the call's outcome: it frees the slot and, unless err says nothing
-// about load, adds the call to the window as a sample, closing the window if it is over.
-// A drop of 1 makes the sample a drop whatever err is: the caller has classified the call.
-// The slot is freed before the sample is added, so finishing a permit twice panics without
-// adding one; the clock is read before the slot is freed, so the sample does not time that.
+// done frees p's slot and, unless err says nothing about load, adds a sample (a drop where the
+// caller set drop) and closes the window if over. The clock is read before the free, so the
+// sample does not time it; the sample comes after, so a second finish panics without adding one.
 func (l *Limiter) done(p ticket, err error, drop uint64) {
 	if err != nil {
 		if l.dropOn(p, err) {
@@ -24,14 +21,13 @@ func (l *Limiter) done(p ticket, err error, drop uint64) {
 		}
 		return
 	}
-	// The P is pinned before the slot is freed, so that between freeing it and the next call's
-	// taking one there is as little as possible: another processor would take the line.
+	// Pinned before the free, so the next take finds the line still ours (bench/README.md).
 	var now int64
 	var s *stripe
 	var own bool
 	if l.src.kind == sourceTicks {
 		s, own = l.stripes.pin()
-		now = clock.Ticks() // as in started
+		now = clock.Ticks() // as in startOf
 	} else {
 		now = l.nowHolding(p) // a Clock may block, so it is read before the P is pinned
 		s, own = l.stripes.pin()
@@ -55,15 +51,13 @@ func (l *Limiter) done(p ticket, err error, drop uint64) {
 		panicFinishedTwice() // unpinned: the runtime does not let a pinned goroutine panic
 	}
 	l.passOn() // unpinned: serving waiters takes a lock
-	// One compare finds both a window that is over and a clock that stepped back before the
-	// window's start: now lies in [end-windowUnits, end) while neither happened.
+	// One compare: a window over, or a clock stepped back, puts now outside [end-windowUnits, end).
 	if uint64(l.window.end.Load()-1-now) >= uint64(l.windowUnits) {
 		l.closeWindow(now)
 	}
 }
 
-// drop finishes p as a drop, whatever its error: a sample, or none where noteDrop leaves the
-// drop out.
+// drop finishes p as a drop whatever its error: a sample, unless noteDrop leaves it out.
 func (l *Limiter) drop(p ticket) {
 	if l.noteDrop(p.start) {
 		l.ignore(p)
@@ -72,20 +66,17 @@ func (l *Limiter) drop(p ticket) {
 	l.done(p, nil, 1)
 }
 
-// cancel frees p's slot without a sample.
 func (l *Limiter) cancel(p ticket) {
 	l.free(p)
 	l.outcomes.cancelled.Add(1)
 }
 
-// ignore frees the slot of a call whose outcome says nothing about load, and counts it. It
-// counts after the free, which panics for a permit finished twice.
+// ignore frees a slot without a sample and then counts it: the free panics on a second finish.
 func (l *Limiter) ignore(p ticket) {
 	l.free(p)
 	l.outcomes.ignored.Add(1)
 }
 
-// free frees the slot of p, panics if it was not held, and passes it on to a waiter if any.
 func (l *Limiter) free(p ticket) {
 	if !l.unhold(p) {
 		panicFinishedTwice() // unpinned: the runtime does not let a pinned goroutine panic
@@ -100,7 +91,6 @@ func (l *Limiter) abandon(p ticket) {
 	}
 }
 
-// unhold frees the slot of p, and reports whether it was held.
 func (l *Limiter) unhold(p ticket) bool {
 	s, own := l.stripes.pin()
 	held := l.release(s, own, p)
@@ -108,13 +98,9 @@ func (l *Limiter) unhold(p ticket) bool {
 	return held
 }
 
-// release frees the slot of p, a call that finished on the P of s, to which the goroutine is
-// pinned and which owns s or not: the one path of every slot freed. A slot that was not held
-// makes it report false, leaving every count as it was.
-//   - A classed call counts itself by class as freeing its slot before it frees it
-//     (stripes.held says why), and takes the count back where the slot was not held.
-//   - Where toShared says so, the slot goes back to taken; else through the P's cache
-//     (releaseLeased).
+// release frees p's slot on s's P (pinned; own: it owns s), the path of every free: to taken
+// where toShared says so, else via releaseLeased. A slot not held reports false, every count
+// unchanged; a classed call counts its free first (stripes.held says why) and undoes it then.
 func (l *Limiter) release(s *stripe, own bool, p ticket) (held bool) {
 	var released *uint64
 	if l.classes != nil {
@@ -132,14 +118,12 @@ func (l *Limiter) release(s *stripe, own bool, p ticket) (held bool) {
 	return held
 }
 
-// toShared reports whether a call that finished on a P, which owns its stripe or not, frees
-// its slot in taken alone: it was not leased, and leases are off or the P keeps no cache.
+// toShared reports whether the slot goes to taken alone: not leased, and leaseOn off or no own P.
 func (l *Limiter) toShared(own bool, g grant) bool {
 	return !l.leases || !g.leased && (!own || l.slots.lease.Load()&leaseOn == 0)
 }
 
-// dropOn reports whether DropOn takes err for a drop. A DropOn that panics frees the slot
-// of p, and the panic goes on.
+// dropOn reports whether DropOn takes err for a drop; a DropOn that panics frees p's slot first.
 func (l *Limiter) dropOn(p ticket, err error) bool {
 	ok := false
 	defer func() {
@@ -152,9 +136,8 @@ func (l *Limiter) dropOn(p ticket, err error) bool {
 	return drop
 }
 
-// elapsed is the latency of a call that started at start and ended at now, in clock units:
-// 0 for an untimed call, and for one whose end reads before its start, as the tick counters
-// of two processors may disagree by a few ticks.
+// elapsed is the latency from start to now in clock units: 0 for an untimed call, and where
+// now reads before start, as two processors' tick counters may disagree by a few ticks.
 func elapsed(start, now int64) uint64 {
 	if now > start {
 		return uint64(now - start)

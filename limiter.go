@@ -37,14 +37,12 @@ type Limiter struct {
 	schedule  scheduler // the algorithm, where it schedules its windows; nil otherwise (set by New)
 	read      totals    // what the last closed window read from the stripes
 	opened    int64     // clock units: where the window under way started
-	// Written by a window's close, read by drops: a drop that noteDrop notes before the next
-	// close, of a call that started before it, is left out (no sample), in clock units;
-	// math.MinInt64 for none.
+	// Set by a window's close, in clock units (math.MinInt64: none): a drop noted (noteDrop)
+	// before the next close, of a call started before it, is left out (no sample).
 	leftOut    atomic.Int64
 	published  published
 	departures departures
-	// Written by a window's close, read by departures: how long a departure must have run
-	// to be a drop, in clock units, or 0 for none (depart.go).
+	// Set by a window's close: how long a departure must run to be a drop; 0: none (depart.go).
 	departAfter atomic.Int64
 	departed    departed // the departures that were no drop (depart.go)
 	exact       float64  // the ExactLimit in force (pace.go)
@@ -106,8 +104,7 @@ func New(c Config) (*Limiter, error) {
 	return l, nil
 }
 
-// checkUsable panics on a nil or zero Limiter, which New never returns: for the methods off
-// the call path, which take the time to say so rather than report a limit of 0.
+// checkUsable panics on a nil or zero Limiter: off the call path, rather than report limit 0.
 func (l *Limiter) checkUsable() {
 	if l == nil || l.rejection == nil {
 		panicUnusable()
@@ -118,8 +115,8 @@ func panicUnusable() {
 	panic("adaptivelimit: nil or zero *Limiter: create limiters with New")
 }
 
-// timed reports whether calls are timed: AIMD uses no latency, so its calls read the clock
-// once, at the end, until a departure needs to know how long a call ran (depart.go).
+// timed reports whether calls are timed: AIMD uses no latency, so not until a departure needs
+// a call's duration (depart.go).
 func (l *Limiter) timed() bool { return l.timing.Load() }
 
 // Limit returns how many calls may run at once now: 1 while the limit is below 1, which

@@ -17,11 +17,10 @@ const (
 	Drop
 	// Ignore is a call that says nothing about load: its slot is freed without a sample.
 	Ignore
-	// Departed is a call whose caller went away before it ended: it disconnected, cancelled,
-	// or its own deadline passed. It is a drop only while the limiter's windows show the
-	// dependency queueing and the call ran longer than the dependency's latency without a
-	// queue, and is ignored otherwise, so that callers who leave at will cannot drive the limit
-	// down (docs/behaviour.md#departures).
+	// Departed is a call whose caller went away before it ended (disconnected, cancelled, or
+	// past its own deadline). It is a drop only while the windows show the dependency queueing
+	// and the call ran longer than the dependency's unqueued latency, else ignored, so that
+	// callers who leave at will cannot drive the limit down (docs/behaviour.md#departures).
 	Departed
 )
 
@@ -39,11 +38,9 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// Finish finishes the call with an outcome that the caller classified, and clears p: a
-// Sample is Done(nil), a Drop is a sample marked as a drop whatever the limiter's DropOn
-// says, Departed is a drop or ignored as its comment says, and Ignore (or any other value)
-// frees the slot without a sample, as Cancel does, but counts the call as ignored
-// (Snapshot.Ignored) rather than cancelled.
+// Finish finishes the call with an outcome the caller classified, and clears p: Sample is
+// Done(nil); Drop a sample marked as a drop whatever DropOn says; Departed as its doc says;
+// Ignore, or any other value, is Cancel but counted in Snapshot.Ignored, not as cancelled.
 func (p *Permit) Finish(o Outcome) {
 	if o == Sample {
 		p.Done(nil)
@@ -64,9 +61,7 @@ func (p *Permit) Finish(o Outcome) {
 	}
 }
 
-// outcomes counts the calls that finished without a sample. Calls on every processor add to
-// it, so it has a line of its own; a call that finishes with a sample never touches it: the
-// stripes count those.
+// outcomes counts calls finished without a sample, on its own line as every processor adds.
 type outcomes struct {
 	ignored   atomic.Uint64 // Done with an error that DropOn ignores, and Finish(Ignore)
 	cancelled atomic.Uint64 // Cancel

@@ -4,13 +4,12 @@ package adaptivelimit
 // goroutine: the call's latency runs from Acquire to that moment. The zero Permit, which
 // Acquire returns with an error, needs no finishing; Done and Cancel on it do nothing.
 //
-// Done and Cancel clear the permit, so a second finish of the same variable does nothing: a
-// deferred Cancel after Done, or a Done repeated in a retry loop, is safe. A copy of a permit
-// is not cleared with it: finishing a copy of a permit that was already finished would free
-// a slot that some other call holds. So a Permit must not be copied once it holds a slot, and
-// go vet reports a copy in an assignment, an argument, a return, append and a range variable,
-// as it does a copy of a sync.Mutex, though not in a channel send (ch <- p): pass permits by
-// pointer, and hand one on with Move, which clears the permit it moves from:
+// Done and Cancel clear the permit, so a second finish of the same variable (a deferred
+// Cancel after Done, a Done repeated in a retry loop) does nothing. A copy is not cleared, and
+// finishing a copy of a finished permit would free another call's slot: do not copy a Permit
+// that holds a slot. go vet reports copies as it does a sync.Mutex's (assignment, argument,
+// return, append, range variable; not a channel send, ch <- p). Pass permits by pointer, and
+// hand one on with Move, which clears the permit it moves from:
 //
 //	held = append(held, p.Move())
 //	return ctx, p.Move(), err
@@ -27,16 +26,14 @@ type ticket struct {
 	grant    grant
 }
 
-// grant is how a call got its slot. It is a field of its own so that a ticket has the four
-// fields that the compiler keeps in registers: with five, every copy of a Permit went
-// through memory, and a call was twice as slow.
+// grant is how a call got its slot, a field of its own so that a ticket has four fields, which
+// the compiler keeps in registers: with five, Permit copies went through memory (2x a call).
 type grant struct {
 	class  uint8 // the call's priority class: 0 without classes
 	leased bool  // the take counted the call in its P's stripe, under leases (slots.go)
 }
 
-// noCopy makes go vet's copylocks check report a copy of the struct that holds it, as it does
-// a copy of a sync.Mutex. It takes no room at the start of a struct.
+// noCopy makes go vet report copies of its holder (copylocks); first in a struct, it takes no room.
 type noCopy struct{}
 
 func (*noCopy) Lock()   {}
@@ -51,9 +48,8 @@ func (p *Permit) Move() Permit {
 }
 
 // Done finishes the call with its outcome and clears p. A nil err makes the call a sample of
-// the dependency's latency; an err that the limiter's DropOn accepts makes it a sample marked
-// as a drop (the dependency is overloaded); any other err only frees the slot, since it says
-// nothing about load.
+// the dependency's latency; an err that the limiter's DropOn accepts, a sample marked as a drop
+// (the dependency is overloaded); any other err only frees the slot: it says nothing about load.
 func (p *Permit) Done(err error) {
 	if q := p.ticket; q.l != nil {
 		p.ticket = ticket{}
@@ -61,8 +57,7 @@ func (p *Permit) Done(err error) {
 	}
 }
 
-// Cancel frees the slot without a sample, and clears p: a cancelled call says nothing about
-// the dependency.
+// Cancel frees the slot without a sample and clears p: a cancelled call says nothing about load.
 func (p *Permit) Cancel() {
 	if q := p.ticket; q.l != nil {
 		p.ticket = ticket{}

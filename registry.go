@@ -15,9 +15,8 @@ type RegistryConfig struct {
 	Defaults Config
 	// Configs are named configurations, which a call site selects with Site.Config.
 	Configs map[string]Config
-	// Properties are external configuration, as ParseProperties reads it:
-	// defaults.adaptiveLimit.<key>, configs.<name>.adaptiveLimit.<key> and
-	// instances.<id>.adaptiveLimit.<key>. Keys of other policies are ignored.
+	// Properties are external keys, as ParseProperties reads them: defaults.adaptiveLimit.<key>,
+	// configs.<name>.adaptiveLimit.<key> and instances.<id>.adaptiveLimit.<key>; others ignored.
 	Properties map[string]string
 	// Clock, where set, is the clock of every limiter, whatever the configurations say. A
 	// ManualClock makes a whole registry deterministic.
@@ -26,8 +25,8 @@ type RegistryConfig struct {
 
 // Site is what a call site asks a Registry for.
 type Site struct {
-	// Name is the limit's shared name: call sites of the same name share one limiter. Empty
-	// means the call site's own id. The name is the limiter's instance id.
+	// Name is the limiter's instance id, shared by the call sites that give it. Empty means
+	// the call site's own id.
 	Name string
 	// Config selects a named configuration, from RegistryConfig.Configs or the
 	// configs.<name> keys. Empty means none.
@@ -37,8 +36,7 @@ type Site struct {
 }
 
 // Registry makes limiters by instance id, and shares each among the call sites that give its
-// name. A limiter's configuration is merged from these levels, each one overriding the ones
-// before it, key by key:
+// name. A limiter's Config merges these levels key by key, each overriding those before it:
 //
 //  1. the built-in defaults (Config's field comments)
 //  2. RegistryConfig.Defaults
@@ -48,11 +46,9 @@ type Site struct {
 //  6. the call site's Attrs
 //  7. the instances.<id>.adaptiveLimit.* keys of the limiter's name
 //
-// In a Config a zero field is unset at every level; an external key sets the value it gives,
-// zero and false included, so instances.<id>.adaptiveLimit.enabled=true turns on a limiter
-// that Attrs disable.
-//
-// A Registry is safe for concurrent use.
+// A zero Config field is unset at every level; an external key sets the value it gives, zero
+// and false included (instances.<id>.adaptiveLimit.enabled=true turns on a limiter that Attrs
+// disable). A Registry is safe for concurrent use.
 type Registry struct {
 	defaults  []*layer            // levels 2 and 3
 	configs   map[string][]*layer // levels 4 and 5, by name
@@ -63,11 +59,9 @@ type Registry struct {
 	limiters map[string]*Limiter
 }
 
-// NewRegistry returns a registry for rc, or the *ConfigError of the first bad key, value or
-// field it finds, and no registry: it checks every key of rc.Properties under adaptiveLimit,
-// and every level on its own. How the levels meet (a minLimit of one above a maxLimit of
-// another, an alpha of one without the beta of another) is checked when a call site resolves
-// them, in Limiter.
+// NewRegistry returns a registry for rc, or the *ConfigError of the first bad key of
+// rc.Properties or level checked on its own. How the levels meet (a minLimit above another's
+// maxLimit, an alpha without another's beta) is checked in Limiter, as a call site resolves them.
 func NewRegistry(rc RegistryConfig) (*Registry, error) {
 	r := &Registry{
 		configs:   make(map[string][]*layer),
@@ -123,12 +117,11 @@ func appendLayers(ls ...*layer) []*layer {
 	return slices.DeleteFunc(ls, func(l *layer) bool { return l == nil })
 }
 
-// Limiter returns the limiter of the call site's effective name (site.Name, or id where it is
-// empty), creating it on the first call. Later calls with the same name get the same
-// *Limiter, provided their levels resolve to the same configuration, key by key; otherwise
-// they get a *ConfigError with R4C-REG-008 that names the keys that differ and both values.
-// Callbacks (DropOn, OnLimitChange) are the same when they run the same code (see
-// docs/configuration.md). A site whose Config names no configuration gets R4C-REG-004.
+// Limiter returns the limiter named site.Name, or id where that is empty, creating it on the
+// first call. Later calls with the name share it where their levels resolve to the same Config
+// key by key, callbacks (DropOn, OnLimitChange) matching where they run the same code; else a
+// *ConfigError with R4C-REG-008 names the keys that differ and both values. A site.Config that
+// names no configuration gets R4C-REG-004.
 func (r *Registry) Limiter(id string, site Site) (*Limiter, error) {
 	name := cmp.Or(site.Name, id)
 	if name == "" {
@@ -167,8 +160,7 @@ func (r *Registry) Limiter(id string, site Site) (*Limiter, error) {
 	return l, nil
 }
 
-// conflict returns the R4C-REG-008 error of call site id, which resolves to c where the
-// limiter shared under the same name has had, or nil if they agree.
+// conflict returns nil where c, call site id's Config, agrees with had, else R4C-REG-008's error.
 func conflict(id string, had, c *Config) error {
 	var names, here, there []string
 	for _, ks := range [][]keySpec{keys, callbacks} {

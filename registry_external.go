@@ -14,8 +14,7 @@ const policy = "adaptiveLimit"
 type levelKey struct{ level, name string }
 
 // readProperties turns the keys of props under adaptiveLimit into layers, or returns the
-// error of the first key, in the order of the text, that is unknown or whose value does not
-// parse.
+// error of the first key, in the order of the text, that is unknown or does not parse.
 func readProperties(props map[string]string) (map[levelKey]*layer, error) {
 	lines := make(map[string]int, len(props))
 	for key := range props {
@@ -58,8 +57,8 @@ func readProperties(props map[string]string) (map[levelKey]*layer, error) {
 }
 
 // splitKey splits an external key into its layer, the policy's segment as written, and the
-// name after it. It reports false for a key of another policy. The policy's segment is found
-// in any case, so that a key under "adaptivelimit" is reported as unknown, not ignored.
+// name after it, or reports false for a key of another policy. The segment matches in any
+// case, so that a key under "adaptivelimit" is reported as unknown, not ignored.
 func splitKey(full string) (lk levelKey, segment, name string, ours bool) {
 	parts := strings.Split(full, ".")
 	at := -1

@@ -9,10 +9,9 @@ import (
 	"time"
 )
 
-// keySpec is one external configuration key: what it is called after "adaptiveLimit.", the
-// Config field it sets, and what the configuration reference says of it. The field's type
-// says how its text parses: an integer, a number, a Go duration, true or false, or, where
-// values is set, one of the names of those values (any case).
+// keySpec is one external key: its name after "adaptiveLimit.", the Config field it sets, and
+// its row of the configuration reference. The field's type says how set parses the text; where
+// values is set, the text is one of their names, in any case.
 type keySpec struct {
 	name   string
 	field  func(*Config) any // a pointer to the field
@@ -22,9 +21,8 @@ type keySpec struct {
 	errs   []error           // the sentinels of an invalid value, for the reference
 }
 
-// keys is every key, in the order of the configuration reference. Adding a Config field
-// that external configuration can set is one entry here and one row in
-// docs/configuration.md; Config.validate checks its value.
+// keys is every key, in the order of the configuration reference. A Config field that external
+// configuration sets needs an entry here and a row in docs/configuration.md; validate checks it.
 var keys = []keySpec{
 	{name: "algorithm", field: func(c *Config) any { return &c.Algorithm }, values: []any{Gradient2, AIMD, Vegas, LossDelay},
 		valid: "gradient2, aimd, vegas, lossdelay (any case)", errs: []error{ErrInvalidTuning}},
@@ -177,9 +175,8 @@ func (k *keySpec) format(c *Config) string {
 	return fmt.Sprint(v.Interface())
 }
 
-// same reports whether k's fields of a and b hold the same value. Go cannot compare
-// functions: they are the same here when they run the same code, so two closures of one
-// function literal are the same, whatever they captured.
+// same reports whether k's fields of a and b hold the same value. Functions are the same when
+// they run the same code: two closures of one function literal, whatever they captured.
 func (k *keySpec) same(a, b *Config) bool {
 	va, vb := k.value(a), k.value(b)
 	if va.Kind() == reflect.Interface {
@@ -200,7 +197,6 @@ func (k *keySpec) same(a, b *Config) bool {
 	return va.Comparable() && va.Equal(vb)
 }
 
-// names returns the names k's values may take.
 func (k *keySpec) names() string {
 	names := make([]string, len(k.values))
 	for i, v := range k.values {

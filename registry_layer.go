@@ -1,8 +1,7 @@
 package adaptivelimit
 
-// A layer is one level of a registry's precedence. A layer from code is a Config, whose zero
-// fields are unset; a layer from external configuration holds the keys written under one
-// prefix, and sets each value as written, zero and false included.
+// A layer is one level of a registry's precedence: a Config from code, whose zero fields are
+// unset, or the external keys under one prefix, each set as written, zero and false included.
 type layer struct {
 	label   string            // a code layer's name in errors: "Defaults", `Configs["backend"]`
 	cfg     Config            // the values
@@ -24,7 +23,7 @@ func (l *layer) sets(k *keySpec) bool {
 	return !k.value(&l.cfg).IsZero()
 }
 
-// merge applies layers, lowest first, and returns the Config they make, before defaults, and
+// merge applies layers, lowest first, and returns the Config they make before defaults, and
 // for each key the layer whose value it holds (nil where none set it).
 func merge(layers []*layer) (Config, []*layer) {
 	var c Config
@@ -45,8 +44,8 @@ func merge(layers []*layer) (Config, []*layer) {
 	return c, from
 }
 
-// finish gives c, merged from layers, its defaults and checks it. An external key's value is
-// taken as written: a zero it sets is checked, not replaced by the default.
+// finish gives c, merged from layers, its defaults and checks it; a zero that an external key
+// set is checked, not replaced by the default.
 func finish(c Config, from []*layer) (Config, error) {
 	d := c.withDefaults()
 	for i, l := range from {
@@ -69,10 +68,9 @@ func resolve(name string, layers []*layer) (Config, error) {
 	return d, nil
 }
 
-// check validates l on its own, with every key it does not set at its default. Keys of other
-// layers may complete it at a call site: so an unset maxLimit is raised as far as l's other
-// bounds need, and an error on a key that l does not set (a beta missing for its alpha) is
-// left to the call site, where the layers meet. instance names the limiter l is for, if any.
+// check validates l on its own, for the limiter instance if any. Other layers may complete it
+// at a call site, so an unset maxLimit is raised as far as l's bounds need, and an error on a
+// key l does not set (a beta missing for its alpha) is left to the call site.
 func (l *layer) check(instance string) error {
 	c, from := merge([]*layer{l})
 	if !l.sets(keyNamed("maxLimit")) {

@@ -9,15 +9,12 @@ import (
 	"sync"
 )
 
-// ParseProperties reads a .properties text: a key and its value on each line, as key=value
-// or key: value (the first = or : ends the key), with the spaces around both trimmed. Blank
-// lines and lines that start with # or ! are skipped. A line that ends with a backslash goes
-// on in the next one, without the next one's leading spaces; on the last line, the backslash
-// is dropped. A key written twice takes its last value. A line with no = or :, or with
-// nothing before it, is a *ConfigError that gives its line number.
-//
-// Where NewRegistry is given a map that ParseProperties returned, its errors give the line of
-// the key at fault.
+// ParseProperties reads a .properties text: key=value or key: value on each line (the first =
+// or : ends the key), spaces around both trimmed. Blank lines and lines that start with # or !
+// are skipped. A line that ends with a backslash goes on in the next, without its leading
+// spaces; on the last line, the backslash is dropped. A key written twice takes its last
+// value. A line with no = or :, or nothing before it, is a *ConfigError with its line number,
+// and so are NewRegistry's errors on the keys of a map that ParseProperties returned.
 func ParseProperties(r io.Reader) (map[string]string, error) {
 	props := make(map[string]string)
 	lines := make(map[string]int)

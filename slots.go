@@ -6,15 +6,10 @@ import (
 	"sync/atomic"
 )
 
-// slots is the shared count of slots taken from the limit: those that calls hold, and those
-// that Ps keep idle in their caches. Under leases it moves only when no P's cache serves, so
-// it is padded away from everything else; the limit and the lease word share its line
-// because every call reads all three.
-//
-// The invariant of the slot path, which every step below keeps: taken is raised only by a
-// compare-and-swap that keeps it within the limit (less what the call's class's ceiling
-// holds back, class_ceiling.go), and a slot enters a cache only from a call that held it, so
-// at most limit calls ever hold a slot, whatever the classes.
+// slots is the shared count of slots taken, held or idle in Ps' caches, sharing a line with the
+// limit and lease word that every call reads. Invariant: at most limit calls hold a slot, as
+//   - taken rises only by a CAS within the limit less the ceiling's hold (class_ceiling.go);
+//   - a slot enters a cache only from a call that held it.
 type slots struct {
 	_        pad
 	taken    atomic.Int64
@@ -27,53 +22,42 @@ type slots struct {
 	_        pad
 }
 
-// The lease word says how far the Ps' caches of idle slots (stripe.cache) are in play. It is
-// leaseOn|cachedFlag plus sweeping times the Ps emptying the caches now. Leases are used only
-// where more than one P ran when New did, and the limit is enforced (Limiter.leases).
+// The lease word, leaseOn|cachedFlag plus sweeping times the Ps emptying caches now, says how
+// far the Ps' caches of idle slots (stripe.cache) are in play (only under Limiter.leases).
 //
-//	word                 a call takes its slot          a call frees its slot
-//	0                    CAS on taken (takeShared)      to taken
-//	leaseOn              CAS on taken                   to its P's cache where keep says so, else to taken
-//	leaseOn|cachedFlag   from its P's cache, else CAS   as above
-//	                     on taken (takeLeased)
-//	cachedFlag           as above                       to taken
-//	+k*sweeping          waits (take): the idle slots   as above
-//	                     are on their way back to taken
+//	word                 a call takes its slot                  a call frees its slot
+//	0                    CAS on taken (takeShared)              to taken
+//	leaseOn              CAS on taken                           to its P's cache if keep, else taken
+//	leaseOn|cachedFlag   its P's cache, else CAS (takeLeased)   as above
+//	cachedFlag           as above                               to taken
+//	+k*sweeping          waits (take): idle slots going back    as above
 //
-//	transition                            by
-//	0 -> leaseOn                          a CAS on taken that another P made fail (takeShared)
-//	leaseOn -> leaseOn|cachedFlag         a slot put in an empty cache (keep, markCached)
-//	w|cachedFlag -> w+sweeping            a call that found no slot, or a window's close, empties
-//	                                      every cache into taken (reclaim); -sweeping when done
-//	leaseOn|w -> w                        a window's close (endLeases), so that calls made one
-//	                                      at a time, on whatever P, use the exact count again
+//	transition                      by
+//	0 -> leaseOn                    a CAS on taken that another P made fail (takeShared)
+//	leaseOn -> leaseOn|cachedFlag   a slot put in an empty cache (keep, markCached)
+//	w|cachedFlag -> w+sweeping      reclaim, by a call that found no slot or a window's close
+//	w+sweeping -> w                 reclaim, once it emptied every cache into taken
+//	leaseOn|w -> w                  a window's close (endLeases): one-at-a-time calls count exactly
 //
-// A call is rejected at once only where the word is 0 or leaseOn and taken is at the limit:
-// then calls hold every slot, and none is idle in a cache or on its way back (allHeld). Near a
-// full limit nothing is cached (keep), so in steady overload the caches are emptied once. No
-// call takes a cached slot while taken is above the limit, so a lower limit empties the caches
-// before anyone is admitted.
+// Only word 0 or leaseOn lets a call be rejected at once (allHeld). A lower limit empties the
+// caches before anyone is admitted (takeLeased); steady overload empties them once (keep).
 const (
 	leaseOn    = 1 // Ps contended for taken in this window: finished calls may keep their slots
 	cachedFlag = 2 // a P's cache may hold idle slots
 	sweeping   = 4 // a P gives every cache's idle slots back to taken (reclaim)
 )
 
-// maxCached is the most idle slots a P's cache keeps.
-const maxCached = 16
+const maxCached = 16 // the most idle slots a P's cache keeps
 
-// allHeld reports whether calls hold every slot of the limit less hold, what a class's
-// ceiling holds back (0 without classes): every such slot is taken, and none is idle in a
-// cache or on its way back. The lease word is read first: a P that empties the caches gives
-// their slots back to taken before it says it is done.
+// allHeld reports whether calls hold every slot of the limit less hold, none idle or on its way
+// back. The word is read first: a sweeping P returns the slots to taken before it says done.
 func (s *slots) allHeld(hold int64) bool {
 	w := s.lease.Load()
 	return s.taken.Load() >= s.limit.Load()-hold && w <= leaseOn
 }
 
-// setLimit moves the limit to the one the algorithm set, and returns it: with classes, the
-// never-lent parts of the reserves above the lowest class come on top (classSet.setLimit).
-// A P's cache then keeps at most a quarter of each P's share of it, between 1 and maxCached.
+// setLimit stores the algorithm's limit, with classes plus the never-lent reserves
+// (classSet.setLimit), and returns it. cacheCap: a quarter of a P's share, in [1, maxCached].
 func (l *Limiter) setLimit(limit int64) int64 {
 	if l.classes != nil {
 		limit = l.classes.setLimit(limit, int64(l.cfg.MaxLimit))
@@ -86,10 +70,9 @@ func (l *Limiter) setLimit(limit int64) int64 {
 	return limit
 }
 
-// take takes a slot for a call of the class of ce (nil without classes), and returns the
-// calls in flight with it, or 0 where calls hold every slot below its ceiling; leased, where
-// the call was counted in its P's stripe; and freed, where it gave idle slots back to taken,
-// which go to waiters first.
+// take takes a slot for a call of ce's class: n is the calls in flight, or 0 where every slot
+// below its ceiling is held; leased, its P's stripe counted it; freed, it returned idle slots
+// to taken (waiters get them first).
 func (l *Limiter) take(ce *ceiling) (n int64, leased, freed bool) {
 	sl := &l.slots
 	for {
@@ -110,11 +93,9 @@ func (l *Limiter) take(ce *ceiling) (n int64, leased, freed bool) {
 	}
 }
 
-// takeFirst is take's first step: a slot from the P's cache where the caches may hold idle
-// slots, else from taken, which refuses every call while they may. A classed call counts
-// itself by class after it took its slot: under leases in the pin that took it (takePinned),
-// else on the shared overflow line (countShared), an add that costs less than a pin beside
-// the compare-and-swap that writes a shared line already.
+// takeFirst is take's first step: the P's cache while caches may hold idle slots, else taken.
+// A classed call then counts itself: under leases in the same pin (takePinned), else on the
+// shared overflow line (countShared), cheaper than a pin beside a CAS on a shared line anyway.
 func (l *Limiter) takeFirst(ce *ceiling, hold int64) (n int64, leased bool) {
 	w := l.slots.lease.Load()
 	if w&cachedFlag != 0 || ce != nil && l.leases {
@@ -126,7 +107,7 @@ func (l *Limiter) takeFirst(ce *ceiling, hold int64) (n int64, leased bool) {
 	return n, false
 }
 
-// takePinned is takeFirst where the goroutine pins its P, given the lease word w read before.
+// takePinned is takeFirst with the P pinned; w is the lease word, read before.
 func (l *Limiter) takePinned(ce *ceiling, hold, w int64) (n int64, leased bool) {
 	s, own := l.stripes.pin()
 	if w&cachedFlag != 0 {
@@ -141,14 +122,10 @@ func (l *Limiter) takePinned(ce *ceiling, hold, w int64) (n int64, leased bool) 
 	return n, leased
 }
 
-// takeShared takes a slot of the limit less hold from taken where no cache may hold an idle
-// one, and returns the calls in flight with it; or 0, where a cache may hold one or every such
-// slot is taken. w is the lease word, read before taken (by the caller, the first time). A
-// compare-and-swap that another P's take made fail turns leases on (without leases the flag
-// is set and means nothing).
-//   - The calls in flight are the slots taken, where the word read after the take says that
-//     no cache may hold an idle slot; else 1, fewer, never more. A slot cached, and flagged,
-//     between the word read before and the take is counted in taken, and its call is gone.
+// takeShared takes a slot from taken while no cache may hold one (w, read before taken) and
+// returns the calls in flight, or 0. A CAS another P made fail sets leaseOn (inert without
+// leases). In flight is taken, unless w re-read after the CAS says a cache may hold a slot
+// (one cached meanwhile is in taken, its call gone): then 1, fewer, never more.
 func (s *slots) takeShared(w, hold int64) int64 {
 	for {
 		n := s.taken.Load()
@@ -168,11 +145,9 @@ func (s *slots) takeShared(w, hold int64) int64 {
 	}
 }
 
-// takeLeased takes a slot from the cache of the P of s, to which the goroutine is pinned and
-// which owns s or not, or else from taken, counting the call in the P's stripe, and returns
-// the calls in flight with it, or 0 where every slot of the limit less hold is taken. w is
-// the lease word, read before. A cached slot is taken only while taken, which counts it, is
-// within the limit less hold: so is then the count of the calls that hold a slot.
+// takeLeased takes a slot from the cache of s's P (pinned; own: it owns s), else from taken,
+// counts the call in s and returns the calls in flight, or 0. A cached slot is taken only while
+// taken, which counts it, is within the limit less hold: so then are the calls holding one.
 func (l *Limiter) takeLeased(s *stripe, own bool, w, hold int64) (n int64) {
 	sl := &l.slots
 	g, limit := sl.taken.Load(), sl.limit.Load()-hold
@@ -191,9 +166,8 @@ func (l *Limiter) takeLeased(s *stripe, own bool, w, hold int64) (n int64) {
 	return n
 }
 
-// reclaim gives every cache's idle slots back to taken where a cache may hold some, and
-// returns how many it gave back and whether it looked: not where no cache may hold any, or
-// where another P looks at once (the caller waits for it).
+// reclaim empties every cache into taken where one may hold idle slots, and returns how many
+// and whether it looked: not where none may, or another P is at it (the caller waits).
 func (l *Limiter) reclaim() (n int64, looked bool) {
 	sl := &l.slots
 	w := sl.lease.Load()
@@ -221,9 +195,8 @@ func (l *Limiter) endLeases() {
 	}
 }
 
-// releaseLeased frees a slot under leases: to the P's cache where leases are on and keep says
-// so, else to taken. A leased call is counted as freeing its slot before it frees it
-// (stripes.held says why), and the count is taken back where the slot was not held.
+// releaseLeased frees to the P's cache where leaseOn and keep agree, else to taken; a leased
+// call counts its free first (stripes.held), undone if the slot was not held.
 func (l *Limiter) releaseLeased(s *stripe, own, leased bool) (held bool) {
 	if leased {
 		add(&s.released, 1, own)
@@ -237,12 +210,9 @@ func (l *Limiter) releaseLeased(s *stripe, own, leased bool) (held bool) {
 	return false
 }
 
-// keep puts a finished call's slot in the cache of s, which the P that the goroutine is
-// pinned to owns, and reports whether it did: where less than half of the limit is taken, the
-// cache holds fewer than cacheCap, nobody waits, and the cache did not change meanwhile. There
-// is room to spare, so a cached slot is seldom wanted on another P. taken counts the cached
-// and held slots at every moment, so a taken no higher than the cache says that the slot was
-// not held: slots.release finds that.
+// keep caches a finished call's slot in s, the pinned P's own, if under half the limit is
+// taken (so it is seldom wanted elsewhere), under cacheCap, nobody waits, and s is unchanged.
+// taken counts cached and held slots: taken <= cache says not held (slots.release finds it).
 func (l *Limiter) keep(s *stripe) bool {
 	sl := &l.slots
 	g, c := sl.taken.Load(), atomic.LoadInt64(&s.cache)
@@ -256,18 +226,16 @@ func (l *Limiter) keep(s *stripe) bool {
 	return true
 }
 
-// markCached records that a P may hold idle slots. It is called after the slots are put in
-// the cache: a P that clears the flag and then empties the caches sees them, or the flag is
-// set again after it was cleared.
+// markCached flags that a cache may hold idle slots, after they are put there: a P that
+// clears the flag and then empties the caches sees them, or the flag is set again.
 func (s *slots) markCached() {
 	if s.lease.Load()&cachedFlag == 0 {
 		s.lease.Or(cachedFlag)
 	}
 }
 
-// release gives a slot back to taken. Releasing one that is not held would let the limiter
-// admit more calls than its limit from then on, so it reports false instead, leaving the
-// count as it was.
+// release gives a slot back to taken, or reports false for one not held, which would let calls
+// exceed the limit for good.
 func (s *slots) release() (held bool) {
 	if s.taken.Add(-1) < 0 {
 		s.taken.Add(1)
@@ -276,14 +244,10 @@ func (s *slots) release() (held bool) {
 	return true
 }
 
-// inFlight returns the calls in flight with a call that took a slot on the P of s, under
-// leases, itself included.
-//   - Where the lease word w, read before taken, says that no cache may hold an idle slot, it
-//     is upper, taken less the P's cache after the take (a slot that a call is putting in its
-//     cache is counted for that call until the flag is set after it).
-//   - Else it is the calls counted in the stripes that hold a slot (stripes.held), and only
-//     where upper rose above the highest bound its P counted for in this window, to spare a
-//     read of every P's line per call; a call that does not count reports 1.
+// inFlight returns the calls in flight, itself included, for a leased take on s's P: where w
+// says no cache may hold a slot, upper, taken less the P's cache after the take (a slot being
+// cached counts for its call until the flag is set); else stripes.held, read only where upper
+// passed the P's bound counted this window, sparing a read of every P's line; otherwise 1.
 func (l *Limiter) inFlight(s *stripe, w, upper int64) int64 {
 	if w <= leaseOn {
 		return upper
@@ -294,7 +258,7 @@ func (l *Limiter) inFlight(s *stripe, w, upper int64) int64 {
 	return l.countInFlight(s, upper)
 }
 
-// countInFlight counts the calls in flight, and records upper as counted for the P of s.
+// countInFlight is inFlight's cold path: it counts, and records upper as counted for s's P.
 //
 //go:noinline
 func (l *Limiter) countInFlight(s *stripe, upper int64) int64 {
@@ -305,9 +269,8 @@ func (l *Limiter) countInFlight(s *stripe, upper int64) int64 {
 	return max(n, 1)
 }
 
-// recount forgets the bounds the Ps counted for, so that their next calls count the calls in
-// flight again: at a window's start, and after the caches were emptied. A bound of 1 needs
-// no count: the call is alone.
+// recount resets the Ps' counted bounds to 1, which needs no count: at a window's start, and
+// after a sweep.
 func (ss *stripes) recount() {
 	for i := range ss.all() {
 		if c := &ss.at(i).countedTo; atomic.LoadUint64(c) > 1 {
@@ -316,12 +279,9 @@ func (ss *stripes) recount() {
 	}
 }
 
-// held returns the leased calls that hold a slot: every stripe's calls that took one, less
-// every stripe's calls that freed one, read afterwards.
-//   - A call is counted after it takes its slot and before it frees it, so each sum is at
-//     most the truth between the two passes: the count is never above it at that moment.
-//   - It is exact when nothing runs beside it, and may be below zero while calls finish on
-//     other Ps.
+// held returns the leased calls holding a slot: acquired less released, read after. A call
+// counts after its take and before its free, so this is never above the truth between the two
+// passes; exact when alone, it may be below zero while other Ps finish calls.
 func (ss *stripes) held() int64 {
 	var acquired, released uint64
 	for i := range ss.all() {
@@ -333,7 +293,6 @@ func (ss *stripes) held() int64 {
 	return int64(acquired - released)
 }
 
-// add adds d to a counter of a stripe of the calling P, with a plain add where the P owns it.
 func add(counter *uint64, d uint64, own bool) {
 	if own {
 		bump(counter, d)

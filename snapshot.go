@@ -51,24 +51,20 @@ type Snapshot struct {
 	Ignored   uint64 // calls finished with an error that DropOn ignores, Finish(Ignore), or a drop LossDelay left out: no sample
 	Cancelled uint64 // permits cancelled: no sample
 
-	// Each priority class of Config.Classes, in its order; nil without classes. The classes'
-	// InFlight are read together, in two passes over the Ps' counts: each is at most its
-	// class's calls holding a slot at one moment between the passes, the same for every
-	// class, and exact when no call starts or finishes beside the snapshot. So they add up
-	// to no more than the calls holding a slot then: no more than the limit, but just after
-	// the limit fell, when the calls admitted under the higher one may still hold their slots.
+	// Each priority class of Config.Classes, in its order; nil without classes. Each InFlight
+	// is at most its class's calls holding a slot at one moment, the same for every class, and
+	// exact when no call starts or finishes beside the snapshot. So they add up to no more than
+	// the calls holding a slot then, which exceed the limit only just after it fell.
 	Classes []ClassSnapshot
-	// Calls of a classed limiter that named a class it does not have, through AcquireClass or
-	// a context's class (WithClass); they went to the lowest class. "" names no class and is
-	// not counted. 0 without classes.
+	// Calls that named a class the limiter does not have (AcquireClass, WithClass), and went to
+	// the lowest class; "" is not counted. 0 without classes.
 	UnknownClass uint64
 
 	decisions [causes][directions]uint64 // the windows by cause and direction
 }
 
-// Decisions returns how many of the Windows had cause c and kept the limit, raised it and
-// lowered it; none for a Cause past those that Causes returns. Over every cause they add up
-// to Windows.
+// Decisions returns how many of the Windows had cause c and kept, raised and lowered the limit;
+// none for a Cause past those that Causes returns. Over every cause they add up to Windows.
 func (s Snapshot) Decisions(c Cause) (kept, up, down uint64) {
 	if c >= causes {
 		return 0, 0, 0
@@ -77,24 +73,21 @@ func (s Snapshot) Decisions(c Cause) (kept, up, down uint64) {
 	return n[limitKept], n[limitUp], n[limitDown]
 }
 
-// Snapshot returns the limiter's state. It takes no lock: it may run at any rate beside the
-// calls, for metrics. It allocates nothing where the snapshot does not outlive its caller's
-// frame: the classes are in an array there.
+// Snapshot returns the limiter's state without a lock, so that it may run at any rate beside
+// the calls. It allocates nothing where the snapshot does not outlive its caller's frame.
 func (l *Limiter) Snapshot() Snapshot {
 	var b snapshotBuffer
 	b.s.Classes = l.snapshot(&b)
 	return b.s
 }
 
-// snapshotBuffer is a snapshot and room for its classes, in Snapshot's frame, or its
-// caller's where it is inlined.
+// snapshotBuffer is a snapshot and room for its classes, in Snapshot's (or its caller's) frame.
 type snapshotBuffer struct {
 	s       Snapshot
 	classes [MaxClasses]ClassSnapshot
 }
 
-// snapshot is Snapshot: it writes the limiter's state to b, and returns the classes it wrote
-// there, nil without classes.
+// snapshot writes the limiter's state to b and returns its classes there, nil without classes.
 func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
 	l.checkUsable()
 	s, classes := &b.s, &b.classes
@@ -138,10 +131,8 @@ func (l *Limiter) snapshot(b *snapshotBuffer) []ClassSnapshot {
 	return cs
 }
 
-// published holds what the window closer publishes, for readers that take no lock: a
-// sequence lock whose writer is the one goroutine closing a window. The sequence is odd
-// while a write is under way, and readers retry when it moved under them. Every word is
-// atomic, so that the race detector sees no race.
+// published holds what the window closer publishes under a sequence lock, seq odd while it
+// writes; readers retry when seq moved. Every word is atomic, so the race detector sees no race.
 type published struct {
 	seq     atomic.Uint64
 	windows atomic.Uint64
@@ -151,12 +142,9 @@ type published struct {
 
 	decisions [causes][directions]atomic.Uint64
 
-	// What snapshots have reported of the counters summed from the stripes. A plain increment
-	// racing with another on a shared counter can move the rejections' sum back, and the
-	// successes, the samples less the drops, move back where a snapshot reads a drop's sample
-	// before its drop: the stripes' plain adds are seen in any order. Snapshots never go back,
-	// so that a metric never sees a counter reset; such a drop counts as a success until the
-	// next success.
+	// What snapshots reported of the stripes' sums, which move back where plain increments of a
+	// shared counter race or a drop's sample is read before its drop. Reports never go back, so
+	// a metric sees no reset; such a drop counts as a success until the next success.
 	rejected, drops, successes monotone
 }
 
@@ -173,8 +161,8 @@ func (m *monotone) report(n uint64) uint64 {
 	}
 }
 
-// publish gives the window's decision its cause and publishes it, for the window closer.
-// before is the ExactLimit before the window.
+// publish gives d its cause and publishes it, for the window closer; before is the ExactLimit
+// before the window.
 func (l *Limiter) publish(d *Decision, before float64) {
 	own := d.Cause
 	d.Cause = causeOf(l.cfg.Algorithm, d, l.cfg.MinLimit, l.cfg.MaxLimit)

@@ -8,27 +8,17 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// cacheLineSize is the padding unit: 128 bytes, or the line where it is longer (s390x).
-// Lines are 64 bytes on most processors, but Intel's adjacent-line prefetcher, and some Arm
-// cores, move them in aligned pairs, so two hot words 64 bytes apart still contend.
+// cacheLineSize is the padding unit: 128 bytes, as Intel's adjacent-line prefetcher and some
+// Arm cores move 64-byte lines in aligned pairs; or the line where longer (s390x).
 const cacheLineSize = max(128, unsafe.Sizeof(cpu.CacheLinePad{}))
 
 // pad keeps what follows it off the cache lines of what precedes it.
 type pad [cacheLineSize]byte
 
-// stripe holds one P's cumulative sample counters. A completing call adds to the stripe of
-// the P it runs on, so no two processors write the same line; the window closer reads every
-// stripe and subtracts what it read the last time, so nothing is reset under a writer. The
-// counters wrap around, and differences of them stay right.
-//
-// A latency is added in two halves, its low 32 bits to latencyLow and the rest to
-// latencyHigh, so that a window's sum is exact whatever the latencies, up to 2^31 samples a
-// window: one sum of whole latencies would wrap with 1,000 calls across a clock jump of a
-// year.
-//
-// The stripe also holds the P's lease (slots.go): its cache of idle slots, the calls that
-// took and freed a slot on the P under leases, and the highest bound on the calls in flight
-// for which the P counted them in the current window.
+// stripe holds one P's cumulative sample counters, added to by calls on that P alone, and its
+// lease (slots.go). The closer subtracts its last reading (differences survive wrapping), so
+// nothing is reset under a writer. Split in two, a window's latency sum is exact up to 2^31
+// samples; one sum would wrap with 1,000 calls across a year's clock jump.
 type stripe struct {
 	latencyLow  uint64 // sum of latencies mod 2^32, in clock units
 	latencyHigh uint64 // sum of latencies >> 32
@@ -42,17 +32,14 @@ type stripe struct {
 	countedTo uint64 // the highest bound on the calls in flight counted here in this window
 	rejected  uint64 // calls rejected on this P
 
-	// The stripe's index in stripes.at, which is its counts' by class (classSet.stripe). An
-	// index, not a pointer: a stripe holds none, so that the allocator gives the stripes no
-	// header, which would put them 8 bytes off their lines beyond 512 bytes of them.
+	// Index in stripes.at and classSet.stripe. Not a pointer: pointer-free stripes get no
+	// allocator header, which would put them 8 bytes off their lines beyond 512 bytes.
 	i int
 	_ [cacheLineSize - 11*8]byte
 }
 
-// stripes are a power of two of sample stripes, one per P when New ran, each of which counts
-// its P's rejections too; and an overflow stripe that the Ps added by raising GOMAXPROCS later
-// share, with atomic adds. The overflow stripe lives in the Limiter, so that the slices are
-// a power of two of lines, which the allocator serves without waste.
+// stripes are a power of two of stripes, one per P at New, and an overflow stripe that Ps added
+// later share; it lives in the Limiter, keeping the slice a power of two of lines (no waste).
 type stripes struct {
 	s        []stripe
 	mask     uintptr
@@ -71,9 +58,8 @@ func newStripes(overflow *stripe) stripes {
 	return ss
 }
 
-// The P id comes from the runtime, which keeps these links open for outside packages.
-// Between procPin and procUnpin the goroutine cannot be preempted or move to another P, so
-// the P's own stripe has no other writer.
+// The runtime keeps these links open to outside packages. While pinned, the goroutine can
+// neither be preempted nor move, so its P's own stripe has no other writer.
 //
 //go:linkname procPin runtime.procPin
 func procPin() int
@@ -81,9 +67,8 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// pin pins the calling goroutine to its P and returns the P's stripe, and whether the P owns
-// it: a P beyond the stripes (GOMAXPROCS raised after New) gets the overflow stripe, which
-// only addSampleAtomic may write. Unpin with procUnpin.
+// pin pins the goroutine to its P and returns the P's stripe and whether the P owns it: a P
+// beyond the stripes gets overflow, which it may write only atomically. Unpin with procUnpin.
 func (ss *stripes) pin() (s *stripe, own bool) {
 	if p := uintptr(procPin()); p <= ss.mask {
 		return &ss.s[p], true
@@ -91,7 +76,7 @@ func (ss *stripes) pin() (s *stripe, own bool) {
 	return ss.overflow, false
 }
 
-// addSampleAtomic adds a sample to s with atomic adds, for a stripe that several Ps share.
+// addSampleAtomic is addSample for a stripe that several Ps share.
 func addSampleAtomic(s *stripe, latency, drop, peak uint64) {
 	atomic.AddUint64(&s.latencyLow, latency&(1<<32-1))
 	if high := latency >> 32; high != 0 {
@@ -109,7 +94,6 @@ func addSampleAtomic(s *stripe, latency, drop, peak uint64) {
 	}
 }
 
-// totals are the stripes' counters summed.
 type totals struct {
 	latencyLow, latencyHigh, samples, drops, rejected uint64
 	maxInFlight                                       uint64 // in window id only
@@ -118,7 +102,6 @@ type totals struct {
 // all returns how many stripes there are, the overflow stripe included, for at.
 func (ss *stripes) all() int { return len(ss.s) + 1 }
 
-// at returns stripe i of all: the overflow stripe last.
 func (ss *stripes) at(i int) *stripe {
 	if i < len(ss.s) {
 		return &ss.s[i]
@@ -145,8 +128,7 @@ func (ss *stripes) sum(id uint64) totals {
 
 const peakMask = 1<<32 - 1
 
-// peakMark packs a window id and a count in flight so that one unsigned compare keeps the
-// larger count of the newest window: a sample of an older window never overwrites a newer.
+// peakMark packs a window id over a count, so one compare keeps the newest window's largest.
 func peakMark(id uint64, inFlight int64) uint64 {
 	return (id&peakMask)<<32 | min(uint64(inFlight), peakMask)
 }

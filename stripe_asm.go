@@ -4,10 +4,8 @@ package adaptivelimit
 
 import "sync/atomic"
 
-// reject counts a rejection on the calling P's stripe with a plain increment: the P is
-// pinned, so the increment has no other writer and no preemption splits it. The norace
-// directive keeps the intentional race with the window closer's reads out of the race
-// detector's reports.
+// reject counts a rejection on the pinned P's stripe with a plain increment: no other writer,
+// no preemption splits it. norace hides the benign race with the closer's reads.
 //
 //go:norace
 func (ss *stripes) reject() {
@@ -19,9 +17,7 @@ func (ss *stripes) reject() {
 	procUnpin()
 }
 
-// bump adds d to a counter of the calling P's own stripe with a plain add: the P is pinned,
-// so the add has no other writer, and readers load the counter atomically. The norace
-// directive keeps this intentional race with those reads out of the race detector's reports.
+// bump adds d to a counter of the pinned P's own stripe, plainly, as reject does.
 //
 //go:norace
 func bump(counter *uint64, d uint64) { *counter += d }

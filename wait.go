@@ -29,11 +29,8 @@ func (o WaitOrder) String() string {
 	return fmt.Sprintf("WaitOrder(%d)", int(o))
 }
 
-// waitQueue holds the callers of AcquireContext that wait for a slot, in a list by class
-// (one without classes). The count is what a finishing call reads: it has a line of its own
-// and is written only when a caller starts or stops waiting, so with nobody waiting it stays
-// in every processor's cache. The rest is touched only by waiters and by the calls that serve
-// them, under mu, and is padded away from what every call reads.
+// waitQueue holds AcquireContext's waiters in lists by class, under mu. count, read by every
+// finishing call, has its own line, written only as waiters come and go: cached while none wait.
 type waitQueue struct {
 	_     pad
 	count atomic.Int64 // waiters in every list
@@ -45,16 +42,14 @@ type waitQueue struct {
 	_         pad
 }
 
-// waitList is the waiters of one class.
 type waitList struct {
 	head, tail *waiter
 	count      atomic.Int64 // read without mu by a window's close (classSet.windowClosed)
 }
 
-// waiter is one waiting caller. A waiter is served once: the call that serves it takes a
-// slot for it, takes it off the list and sends on ready, which has room for that one send,
-// so serving never blocks. Each wait allocates its own waiter: a pooled one would carry its
-// channel from one testing/synctest bubble into another, where using it panics.
+// waiter is a waiting caller, served once: its server takes a slot for it, unlists it and
+// sends on ready, which has room for that send, so serving never blocks. Not pooled: a pooled
+// waiter's channel would cross testing/synctest bubbles, where using it panics.
 type waiter struct {
 	prev, next *waiter
 	ready      chan struct{}
@@ -64,18 +59,16 @@ type waiter struct {
 	leased     bool     // and how take counted it
 }
 
-// AcquireContext takes a slot like Acquire, but where the limit is full and Config.MaxWait
-// is set, it waits for one, until MaxWait has passed or ctx is done. A slot freed by Done or
-// Cancel, or made free by a higher limit after a window, goes to a waiter rather than to a
-// new caller of AcquireContext, in Config.WaitOrder. On a limiter with classes the call is of
-// the class that WithClass put in ctx (the lowest where none is), and waits behind the callers
-// of its class and of the higher ones.
+// AcquireContext takes a slot like Acquire, but where the limit is full and Config.MaxWait is
+// set, it waits for one until MaxWait passes or ctx is done. A slot freed by Done or Cancel, or
+// by a higher limit after a window, goes to a waiter rather than to a new caller of
+// AcquireContext, in Config.WaitOrder. With classes the call is of the class WithClass put in
+// ctx (the lowest where none is), and waits behind the callers of its class and higher ones.
 //
-// A caller that gives up gets an error that matches ErrLimitExceeded and, where ctx ended
-// the wait, ctx's error too; it holds no slot. A caller that would make more than
-// Config.MaxWaiters wait is rejected at once, as is every caller where MaxWait is 0, the
-// default. A ctx that is done before the call returns its error without a slot. The time
-// spent waiting is not part of the call's latency, which runs from taking the slot.
+// A caller that gives up holds no slot and gets an error matching ErrLimitExceeded and, where
+// ctx ended the wait, ctx's error. A caller that would make more than Config.MaxWaiters wait,
+// or any where MaxWait is 0 (the default), is rejected at once. A ctx done before the call
+// returns its error without a slot. Latency runs from taking the slot, not from the wait.
 func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	if l == nil {
 		panicUnusable()
@@ -111,14 +104,10 @@ func (l *Limiter) AcquireContext(ctx context.Context) (Permit, error) {
 	return l.waitFor(ctx, w)
 }
 
-// waitFor waits until w is served, MaxWait passes or ctx is done.
-//
-// A waiter of a class below the highest also looks, every half window, for slots that the
-// classes above took back from its class and that lie free (heldBackIdle), and closes the
-// window where it is over (closeIdle), which lends them again and serves the waiters. A
-// window closes as a call finishes: with every caller waiting, and none in flight, a close of
-// a waiter's is the only one, and without it the waiters of the lower classes would wait for
-// their MaxWait behind free slots.
+// waitFor waits until w is served, MaxWait passes or ctx is done. A waiter below the highest
+// class also checks every half window for held-back slots lying free (heldBackIdle) and closes
+// the window if over (closeIdle), lending them to the waiters: with every caller waiting no
+// call finishes to close it, and lower classes would wait out MaxWait behind free slots.
 func (l *Limiter) waitFor(ctx context.Context, w *waiter) (Permit, error) {
 	select {
 	case <-w.ready: // served while queueing: no timer needed
@@ -151,11 +140,9 @@ func (l *Limiter) waitFor(ctx context.Context, w *waiter) (Permit, error) {
 	}
 }
 
-// served returns the permit of w, a waiter that was served.
 func (l *Limiter) served(w *waiter) Permit { return l.started(w.inFlight, w.leased, w.ce) }
 
-// started returns the permit of a caller of AcquireContext of the class of ce that took a
-// slot with n in flight, leased or not: its latency runs from now.
+// started returns the permit of an AcquireContext call that took a slot: latency runs from now.
 func (l *Limiter) started(n int64, leased bool, ce *ceiling) Permit {
 	p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
 	if l.timed() {
@@ -164,17 +151,12 @@ func (l *Limiter) started(n int64, leased bool, ce *ceiling) Permit {
 	return Permit{ticket: p}
 }
 
-// enqueue adds a waiter of the class of ce to its list, and serves the lists, since a slot
-// may have been freed while the caller was on its way here; it returns nil where the waiters
-// are at their bound. A waiter that those serves left waiting was turned away (turnAway): one
-// served at once was not, and takes nothing back from the classes below.
-//
-// A finishing call frees its slot and then reads the count; a caller here adds to the count
-// and then looks for a free slot. Atomics are sequentially consistent, so at least one of
-// the two sees the other, and a slot is never freed unseen by a waiter that came too late.
-// A slot freed to a P's cache is seen too: the finishing call sets the cached flag after it
-// fills the cache, and whoever clears the flag empties every cache after it, giving the
-// slots to the shared count and then passing them on (take).
+// enqueue adds a waiter of ce's class to its list (nil at the bound) and serves the lists, as
+// a slot may have come free meanwhile; a waiter left waiting was turned away (turnAway).
+// No slot comes free unseen: a finisher frees, then reads count; a waiter adds to count, then
+// looks; sequentially consistent atomics make one see the other. For a cached slot too: the
+// finisher sets cachedFlag after filling the cache, and whoever clears it empties every cache
+// after, into taken, then passes the slots on (take).
 func (l *Limiter) enqueue(ce *ceiling) *waiter {
 	q := &l.wait
 	bound := int64(l.cfg.MaxWaiters)
@@ -203,8 +185,7 @@ func (l *Limiter) enqueue(ce *ceiling) *waiter {
 	return w
 }
 
-// passOn hands slots to waiters, if there are any, after a slot was freed or the limit
-// raised. With nobody waiting it costs one load.
+// passOn hands slots to waiters, if any, after a free or a raised limit: one load with none.
 func (l *Limiter) passOn() {
 	if l.wait.count.Load() != 0 {
 		l.serveLocked()
@@ -218,10 +199,8 @@ func (l *Limiter) serveLocked() {
 	l.wait.mu.Unlock()
 }
 
-// serve takes free slots for waiters while both last: those of the highest class first, each
-// below its class's ceiling, in the limiter's order within a class. A class that finds no slot
-// ends it: the ceilings of the classes below it are no higher. Slots that a take gave back to
-// the shared count are this loop's to serve. It holds mu.
+// serve, under mu, gives free slots to waiters, highest class first, in WaitOrder within one;
+// a class finding none ends it (the ceilings below are no higher). It serves what its takes free.
 func (l *Limiter) serve() {
 	q := &l.wait
 	for c := range q.lists {
@@ -242,9 +221,7 @@ func (l *Limiter) serve() {
 	}
 }
 
-// giveUp takes w off its list, and counts its rejection. Where a slot was taken for w as it
-// gave up, the slot goes to the next waiter or back to the limit: a waiter that gives up holds
-// none.
+// giveUp unlists w and counts its rejection; a slot served to it meanwhile is freed again.
 func (l *Limiter) giveUp(w *waiter) {
 	q := &l.wait
 	q.mu.Lock()
@@ -260,7 +237,7 @@ func (l *Limiter) giveUp(w *waiter) {
 	}
 }
 
-// remove takes w off list. It holds mu.
+// remove takes w off list, under mu.
 func (q *waitQueue) remove(list *waitList, w *waiter) {
 	if w.prev != nil {
 		w.prev.next = w.next
@@ -277,8 +254,7 @@ func (q *waitQueue) remove(list *waitList, w *waiter) {
 	q.count.Add(-1)
 }
 
-// waitError is the error of a caller whose context ended its wait: it matches both the
-// limiter's rejection and the context's error.
+// waitError, for a wait its context ended, matches both l.rejection and the context's error.
 type waitError struct {
 	rejection error
 	ctxErr    error
