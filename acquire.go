@@ -66,7 +66,8 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 			}
 		} else if hold = ce.hold(); l.slots.allHeld(hold) {
 			if !l.heldBackIdle(ce) {
-				// reject(ce) written out: once the classes below are shut, no call but the pin.
+				// reject(ce), checked against it by TestAcquireWritesOutItsSteps: once the
+				// classes below are shut, the rejection makes no call but its count's pin.
 				cs := l.classes
 				if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
 					cs.ceilings.turnedAway(ce, limit)

@@ -20,12 +20,13 @@ type slotState struct {
 // slotEffect is what a first step did: the call's count in flight and lease, and the counts it
 // left behind.
 type slotEffect struct {
-	n                     int64
-	leased                bool
-	taken, lease, cached  int64
-	rejected              uint64
-	leasedIn, classCounts uint64
-	takenBack             int64
+	n                    int64
+	leased               bool
+	taken, lease, cached int64
+	rejected             uint64 // classless
+	leasedIn             uint64
+	acquired, rejectedBy [MaxClasses]uint64 // by class
+	takenBack            [MaxClasses]int64
 }
 
 // TestAcquireWritesOutItsSteps checks acquire's written-out steps, the one copy in the core
@@ -120,12 +121,12 @@ func effectOf(l *Limiter, n int64, leased bool) slotEffect {
 	if cs := l.classes; cs != nil {
 		for i := range len(cs.counts) + 1 {
 			for c := range cs.names {
-				e.classCounts += atomic.LoadUint64(&cs.stripe(i).acquired[c])
-				e.rejected += atomic.LoadUint64(&cs.stripe(i).rejected[c])
+				e.acquired[c] += atomic.LoadUint64(&cs.stripe(i).acquired[c])
+				e.rejectedBy[c] += atomic.LoadUint64(&cs.stripe(i).rejected[c])
 			}
 		}
 		for c := range cs.names {
-			e.takenBack += cs.ceilings.class[c].takenBack.Load()
+			e.takenBack[c] = cs.ceilings.class[c].takenBack.Load()
 		}
 	}
 	return e

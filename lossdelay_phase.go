@@ -186,9 +186,10 @@ func (a *lossDelay) nextEnd(now, whole int64) int64 {
 func (a *lossDelay) judged() bool { return a.leaveOut }
 
 // dropped counts a drop in window id and returns the fewest drops that may close the window
-// early where its drops are that many times a power of two (doubling), else 0, so that noteDrop
-// rarely reads the stripes; also minLossDrops where the limit may go below 1 and no baseline
-// was confirmed (known): a fleet's flood at start (lossdelay.go, Limits below 1).
+// early where its drops are that many times a power of two (doubling), else 0: noteDrop reads
+// the stripes only where it is not 0. The fewest are max(MinWindowSamples, minLossDrops), or
+// minLossDrops where the limit may go below 1 and no baseline was confirmed (known): a fleet's
+// flood at start (lossdelay.go, Limits below 1).
 func (a *lossDelay) dropped(id uint64) uint64 {
 	n := a.drops.add(id)
 	if least := max(a.minSamples, minLossDrops); doubling(n, least) {
