@@ -16,13 +16,13 @@ import (
 
 func TestWorkerPoolServesWaitersInFIFOOrder(t *testing.T) {
 	p := newWorkerPool(1)
-	if err := p.acquire(context.Background()); err != nil {
+	if _, err := p.acquire(context.Background(), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan int, 3)
 	for i := range 3 {
 		go func() {
-			if err := p.acquire(context.Background()); err != nil {
+			if _, err := p.acquire(context.Background(), time.Time{}); err != nil {
 				t.Error(err)
 			}
 			got <- i
@@ -30,12 +30,12 @@ func TestWorkerPoolServesWaitersInFIFOOrder(t *testing.T) {
 		waitForWaiters(p, i+1) // in line before the next one starts
 	}
 	for want := range 3 {
-		p.release()
+		p.release(time.Time{})
 		if i := <-got; i != want {
 			t.Fatalf("worker went to waiter %d, want %d", i, want)
 		}
 	}
-	p.release()
+	p.release(time.Time{})
 	if p.busy != 0 {
 		t.Fatalf("busy %d", p.busy)
 	}
@@ -43,10 +43,10 @@ func TestWorkerPoolServesWaitersInFIFOOrder(t *testing.T) {
 
 func TestWorkerPoolWaiterLeavesAtItsDeadline(t *testing.T) {
 	p := newWorkerPool(1)
-	p.acquire(context.Background())
+	p.acquire(context.Background(), time.Time{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := p.acquire(ctx); err == nil {
+	if _, err := p.acquire(ctx, time.Time{}); err == nil {
 		t.Fatal("acquired a worker with a cancelled context")
 	}
 	if len(p.waiting) != 0 || p.busy != 1 {
@@ -57,7 +57,10 @@ func TestWorkerPoolWaiterLeavesAtItsDeadline(t *testing.T) {
 func TestWorkerPoolMoreWorkersStartWaiters(t *testing.T) {
 	p := newWorkerPool(0)
 	done := make(chan error)
-	go func() { done <- p.acquire(context.Background()) }()
+	go func() {
+		_, err := p.acquire(context.Background(), time.Time{})
+		done <- err
+	}()
 	waitForWaiters(p, 1)
 	p.setWorkers(1)
 	if err := <-done; err != nil {
@@ -65,6 +68,36 @@ func TestWorkerPoolMoreWorkersStartWaiters(t *testing.T) {
 	}
 	if p.capacity() != 1 || p.busy != 1 {
 		t.Fatalf("workers %d, busy %d", p.capacity(), p.busy)
+	}
+}
+
+// A worker handed over starts the next request where the last was due to end,
+// however late its release came, or at the request's arrival, if later: the
+// pool serves its nominal capacity whatever its timers' lateness.
+func TestWorkerPoolHandsOverAtTheScheduledEnd(t *testing.T) {
+	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+	p := newWorkerPool(1)
+	if start, _ := p.acquire(context.Background(), at(0)); !start.Equal(at(0)) {
+		t.Fatalf("a free worker started at %v, want the arrival", start)
+	}
+	starts := make(chan time.Time, 2)
+	for i, arrived := range []time.Time{at(1), at(30)} {
+		go func() {
+			start, err := p.acquire(context.Background(), arrived)
+			if err != nil {
+				t.Error(err)
+			}
+			starts <- start
+		}()
+		waitForWaiters(p, i+1)
+	}
+	p.release(at(20)) // due at 20 ms, whenever it ran
+	if got := <-starts; !got.Equal(at(20)) {
+		t.Errorf("the first waiter started at %v, want the last service's end, 20 ms", got)
+	}
+	p.release(at(25)) // due before the second waiter arrived
+	if got := <-starts; !got.Equal(at(30)) {
+		t.Errorf("the second waiter started at %v, want its arrival, 30 ms", got)
 	}
 }
 
