@@ -92,7 +92,7 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 			n, leased = l.takePinned(ce, hold, w)
 		}
 		if n != 0 {
-			p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
+			p := ticket{l: l, start: untimed, inFlight: n, grant: newGrant(ce.index(), leased)}
 			if l.timed() {
 				if l.src.kind == sourceTicks {
 					p.start = clock.Ticks() // startOf, inlined by hand as the compiler does not
@@ -123,7 +123,7 @@ func (l *Limiter) acquireAny(ce *ceiling) (Permit, error) {
 			return Permit{}, nil // disabled: it measures nothing, so the permit needs no finishing
 		}
 		if n != 0 {
-			p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
+			p := ticket{l: l, start: untimed, inFlight: n, grant: newGrant(ce.index(), leased)}
 			if l.timed() {
 				p.start = l.startOf(p)
 			}

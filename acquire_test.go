@@ -75,7 +75,7 @@ func TestAcquireWritesOutItsSteps(t *testing.T) {
 						p, err := written.acquire(ce)
 						q, errAny := general.acquireAny(ceAny)
 						require.Equal(t, errAny, err)
-						require.Equal(t, effectOf(general, q.inFlight, q.grant.leased), effectOf(written, p.inFlight, p.grant.leased))
+						require.Equal(t, effectOf(general, q.inFlight, q.grant.leased()), effectOf(written, p.inFlight, p.grant.leased()))
 						p.ticket, q.ticket = ticket{}, ticket{}
 					})
 				}

@@ -135,7 +135,7 @@ func FuzzClasses(f *testing.F) {
 				wasOver := over
 				if len(held) > 0 {
 					i := int(op) % len(held)
-					byClass[held[i].grant.class]--
+					byClass[held[i].grant.class()]--
 					held[i].Done(nil)
 					held = append(held[:i], held[i+1:]...)
 					if closed() != wasOver {

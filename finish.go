@@ -104,13 +104,13 @@ func (l *Limiter) unhold(p ticket) bool {
 func (l *Limiter) release(s *stripe, own bool, p ticket) (held bool) {
 	var released *uint64
 	if l.classes != nil {
-		released = &l.classes.stripe(s.i).released[p.grant.class&(MaxClasses-1)] // the mask spares a bounds check
+		released = &l.classes.stripe(s.i).released[p.grant.class()&(MaxClasses-1)] // the mask spares a bounds check
 		add(released, 1, own)
 	}
 	if l.toShared(own, p.grant) {
 		held = l.slots.release()
 	} else {
-		held = l.releaseLeased(s, own, p.grant.leased)
+		held = l.releaseLeased(s, own, p.grant.leased())
 	}
 	if !held && released != nil {
 		add(released, ^uint64(0), own)
@@ -120,7 +120,7 @@ func (l *Limiter) release(s *stripe, own bool, p ticket) (held bool) {
 
 // toShared reports whether the slot goes to taken alone: not leased, and leaseOn off or no own P.
 func (l *Limiter) toShared(own bool, g grant) bool {
-	return !l.leases || !g.leased && (!own || l.slots.lease.Load()&leaseOn == 0)
+	return !l.leases || !g.leased() && (!own || l.slots.lease.Load()&leaseOn == 0)
 }
 
 // dropOn reports whether DropOn takes err for a drop; a DropOn that panics frees p's slot first.

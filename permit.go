@@ -26,12 +26,24 @@ type ticket struct {
 	grant    grant
 }
 
-// grant is how a call got its slot, a field of its own so that a ticket has four fields, which
-// the compiler keeps in registers: with five, Permit copies went through memory (2x a call).
-type grant struct {
-	class  uint8 // the call's priority class: 0 without classes
-	leased bool  // the take counted the call in its P's stripe, under leases (slots.go)
+// grant is how a call got its slot, in one byte so that a ticket is four words in registers
+// (with five fields, Permit copies went through memory, 2x a call):
+//
+//   - class: the call's priority class, 0 without classes (the low bits, below MaxClasses);
+//   - leased: the take counted the call in its P's stripe, under leases (slots.go; grantLeased).
+type grant uint8
+
+const grantLeased grant = 0x80
+
+func newGrant(class uint8, leased bool) grant {
+	if leased {
+		return grant(class) | grantLeased
+	}
+	return grant(class)
 }
+
+func (g grant) class() uint8 { return uint8(g &^ grantLeased) }
+func (g grant) leased() bool { return g&grantLeased != 0 }
 
 // noCopy makes go vet report copies of its holder (copylocks); first in a struct, it takes no room.
 type noCopy struct{}

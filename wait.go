@@ -144,7 +144,7 @@ func (l *Limiter) served(w *waiter) Permit { return l.started(w.inFlight, w.leas
 
 // started returns the permit of an AcquireContext call that took a slot: latency runs from now.
 func (l *Limiter) started(n int64, leased bool, ce *ceiling) Permit {
-	p := ticket{l: l, start: untimed, inFlight: n, grant: grant{class: ce.index(), leased: leased}}
+	p := ticket{l: l, start: untimed, inFlight: n, grant: newGrant(ce.index(), leased)}
 	if l.timed() {
 		p.start = l.startOf(p)
 	}
@@ -233,7 +233,7 @@ func (l *Limiter) giveUp(w *waiter) {
 	q.abandoned.Add(1)
 	l.countRejection(w.ce)
 	if served {
-		l.free(ticket{l: l, inFlight: w.inFlight, grant: grant{class: w.ce.index(), leased: w.leased}})
+		l.free(ticket{l: l, inFlight: w.inFlight, grant: newGrant(w.ce.index(), w.leased)})
 	}
 }
 
