@@ -35,6 +35,9 @@ type grant uint8
 
 const grantLeased grant = 0x80
 
+// Every class index is below grantLeased: the constant overflows where MaxClasses does not.
+const _ = uint8(grantLeased - MaxClasses)
+
 func newGrant(class uint8, leased bool) grant {
 	if leased {
 		return grant(class) | grantLeased
