@@ -131,3 +131,71 @@ func effectOf(l *Limiter, n int64, leased bool) slotEffect {
 	}
 	return e
 }
+
+// freeEffect is what a free did: whether the slot was held, and the counts it left behind.
+type freeEffect struct {
+	held                 bool
+	taken, lease, cached int64
+	leasedOut            uint64
+	released             [MaxClasses]uint64 // by class
+}
+
+// TestDoneWritesOutRelease checks done's written-out free to taken alone against release, the
+// general path it copies: from the same state, a permit of each class and grant frees alike,
+// or is found not held alike, and leaves the same counts behind.
+func TestDoneWritesOutRelease(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	states := []slotState{
+		{taken: 3, limit: 8},
+		{taken: 0, limit: 8}, // a second finish
+		{taken: 3, limit: 8, lease: leaseOn},
+		{taken: 3, limit: 8, lease: leaseOn | cachedFlag, cache: 1},
+		{taken: 6, limit: 8, lease: leaseOn},
+		{taken: 3, limit: 8, lease: cachedFlag, cache: 1},
+	}
+	for _, procs := range []int{1, 2} {
+		for _, classed := range []bool{false, true} {
+			for _, leased := range []bool{false, true} {
+				for _, st := range states {
+					if st.cache != 0 && procs == 1 {
+						continue
+					}
+					t.Run(fmt.Sprintf("procs=%d/classed=%v/leased=%v/%+v", procs, classed, leased, st), func(t *testing.T) {
+						runtime.GOMAXPROCS(procs)
+						written := stateLimiter(t, classed, st)
+						general := stateLimiter(t, classed, st)
+						runtime.GOMAXPROCS(1) // one P: both run on the P whose cache is set
+						g := newGrant(0, leased)
+						held := func() (held bool) {
+							defer func() { held = recover() == nil }()
+							written.done(ticket{l: written, start: untimed, inFlight: 1, grant: g}, nil, 0)
+							return
+						}()
+						s, own := general.stripes.pin()
+						heldAny := general.release(s, own, g)
+						procUnpin()
+						require.Equal(t, freeEffectOf(general, heldAny), freeEffectOf(written, held))
+					})
+				}
+			}
+		}
+	}
+}
+
+// freeEffectOf reads what a free on l left behind, held its finding.
+func freeEffectOf(l *Limiter, held bool) freeEffect {
+	e := freeEffect{held: held, taken: l.slots.taken.Load(), lease: l.slots.lease.Load()}
+	for i := range l.stripes.all() {
+		s := l.stripes.at(i)
+		e.cached += atomic.LoadInt64(&s.cache)
+		e.leasedOut += atomic.LoadUint64(&s.released)
+	}
+	if cs := l.classes; cs != nil {
+		for i := range len(cs.counts) + 1 {
+			for c := range cs.names {
+				e.released[c] += atomic.LoadUint64(&cs.stripe(i).released[c])
+			}
+		}
+	}
+	return e
+}
