@@ -88,13 +88,13 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 		var n int64
 		leased := false
 		if w := l.slots.lease.Load(); w&cachedFlag == 0 && (ce == nil || !l.leases) {
-			if n = l.slots.takeShared(w, hold); n != 0 && ce != nil {
+			if n = l.slots.tryShared(w, hold); n > 0 && ce != nil {
 				l.classes.countShared(ce.c)
 			}
 		} else {
 			n, leased = l.takePinned(ce, hold, w)
 		}
-		if n != 0 {
+		if n > 0 {
 			p := ticket{l: l, start: untimed, inFlight: n, grant: newGrant(ce.index(), leased)}
 			if l.timed() {
 				if l.src.kind == sourceTicks {

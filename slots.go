@@ -123,26 +123,34 @@ func (l *Limiter) takePinned(ce *ceiling, hold, w int64) (n int64, leased bool) 
 }
 
 // takeShared takes a slot from taken while no cache may hold one (w, read before taken) and
-// returns the calls in flight, or 0. A CAS another P made fail sets leaseOn (inert without
-// leases). In flight is taken, unless w re-read after the CAS says a cache may hold a slot
-// (one cached meanwhile is in taken, its call gone): then 1, fewer, never more.
+// returns the calls in flight, or 0: tryShared until no other P's CAS wins.
 func (s *slots) takeShared(w, hold int64) int64 {
-	for {
-		n := s.taken.Load()
-		if w > leaseOn || n >= s.limit.Load()-hold {
-			return 0
-		}
-		if s.taken.CompareAndSwap(n, n+1) {
-			if s.lease.Load() > leaseOn {
-				return 1
-			}
-			return n + 1
-		}
+	n := s.tryShared(w, hold)
+	for n < 0 {
+		n = s.tryShared(s.lease.Load(), hold)
+	}
+	return n
+}
+
+// tryShared is takeShared's one try, within the inlining budget for acquire: -1 where another
+// P's CAS on taken won, which sets leaseOn (inert without leases). In flight is taken, unless
+// w re-read after the CAS says a cache may hold a slot (one cached meanwhile is in taken, its
+// call gone): then 1, fewer, never more.
+func (s *slots) tryShared(w, hold int64) int64 {
+	n := s.taken.Load()
+	if w > leaseOn || n >= s.limit.Load()-hold {
+		return 0
+	}
+	if !s.taken.CompareAndSwap(n, n+1) {
 		if w == 0 {
 			s.lease.Or(leaseOn)
 		}
-		w = s.lease.Load()
+		return -1
 	}
+	if s.lease.Load() > leaseOn {
+		return 1
+	}
+	return n + 1
 }
 
 // takeLeased takes a slot from the cache of s's P (pinned; own: it owns s), else from taken,
