@@ -87,11 +87,16 @@ func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 		}
 		var n int64
 		leased := false
-		if w := l.slots.lease.Load(); w&cachedFlag == 0 && (ce == nil || !l.leases) {
+		switch w := l.slots.lease.Load(); {
+		case w&cachedFlag == 0 && (ce == nil || !l.leases):
 			if n = l.slots.tryShared(w, hold); n > 0 && ce != nil {
 				l.classes.countShared(ce.c)
 			}
-		} else {
+		case ce == nil: // takePinned's cached take
+			s, own := l.stripes.pin()
+			n, leased = l.takeLeased(s, own, w, hold), true
+			procUnpin()
+		default:
 			n, leased = l.takePinned(ce, hold, w)
 		}
 		if n > 0 {
