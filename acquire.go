@@ -48,10 +48,10 @@ func (l *Limiter) Classes() []string {
 }
 
 // acquire takes a slot for a call of ce's class (nil: no classes) without waiting; every take
-// but a waiter's comes here. It writes out, once in the core, acquireAny's steps for an enforced
-// call taken or rejected at once (TestAcquireWritesOutItsSteps): with every slot below its
-// ceiling held and none heldBackIdle, reject's, first, in three loads and two compares (and
-// without classes a test of limit 0); else takeFirst's.
+// but a waiter's comes here. It writes out acquireAny's steps for an enforced call taken or
+// rejected at once (TestAcquireWritesOutItsSteps), as done writes out release: with every slot
+// below its ceiling held and none heldBackIdle, reject's, first, in three loads and two
+// compares (and without classes a test of limit 0); else takeFirst's.
 func (l *Limiter) acquire(ce *ceiling) (Permit, error) {
 	// The classless rejection first: on its path the compiler then saves nothing on the stack
 	// for the rest of the call, which made it 8-9% slower (bench/README.md).

@@ -33,7 +33,7 @@ type slots struct {
 //	+k*sweeping          waits (take): idle slots going back    as above
 //
 //	transition                      by
-//	0 -> leaseOn                    a CAS on taken that another P made fail (takeShared)
+//	0 -> leaseOn                    a CAS on taken that another P made fail (tryShared)
 //	leaseOn -> leaseOn|cachedFlag   a slot put in an empty cache (keep, markCached)
 //	w|cachedFlag -> w+sweeping      reclaim, by a call that found no slot or a window's close
 //	w+sweeping -> w                 reclaim, once it emptied every cache into taken
