@@ -108,9 +108,10 @@ func (l *Limiter) unhold(p ticket) bool {
 	return held
 }
 
-// release frees the slot of a call granted g on s's P (pinned; own: it owns s), the path of
-// every free: to taken where toShared says so, else via releaseLeased. A slot not held reports
-// false, every count unchanged.
+// release frees the slot of a call granted g on s's P (pinned; own: it owns s): to taken where
+// toShared says so, else via releaseLeased. A slot not held reports false, every count
+// unchanged. Cancel, an ignored outcome and a waiter that gives up free through it; done
+// writes it out.
 func (l *Limiter) release(s *stripe, own bool, g grant) (held bool) {
 	released := l.countFree(s, own, g)
 	if l.toShared(own, g) {
