@@ -378,16 +378,27 @@ type observed struct {
 
 var errNotFound = errors.New("404")
 
+// fillPatience is how long the callers of holders go on past their calls while fewer than
+// fill calls ever held a slot at once. A caller that took a slot may lose its thread to the
+// machine before it counts itself inside; meanwhile the others, rejected, run out of calls.
+const fillPatience = 300 * time.Millisecond
+
 // holders runs goroutines that make calls through s, each holding its slot while it yields
 // a few times, and then while fewer than fill calls hold one (for at most 1000 more yields),
 // so that holders overlap on any number of Ps; and ending it in one of the ways a call ends.
+// Each makes calls calls, and more while fill calls never held a slot at once, for at most
+// fillPatience.
 func holders(s subject, goroutines, calls, fill int) observed {
 	var inside, most, admitted, rejected, samples, drops atomic.Int64
 	var wg sync.WaitGroup
+	start := time.Now()
+	unfilled := func() bool {
+		return most.Load() < int64(fill) && time.Since(start) < fillPatience
+	}
 	for g := range goroutines {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(g), 19))
-			for range calls {
+			for i := 0; i < calls || unfilled(); i++ {
 				p, ok := s.acquire(r)
 				if !ok {
 					rejected.Add(1)
