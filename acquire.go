@@ -163,18 +163,14 @@ func (l *Limiter) reject(ce *ceiling) error {
 	if err == nil {
 		panicUnusable() // the zero Limiter: before anything is pinned
 	}
-	if ce == nil {
-		l.stripes.reject()
-		return err
+	if ce != nil {
+		l.turnAway(ce)
 	}
-	if limit := l.slots.limit.Load(); !ce.shutAt(limit) {
-		l.classes.ceilings.turnedAway(ce, limit) // turnAway, inlined by hand as the compiler does not
-	}
-	l.classes.countRejected(ce.c)
+	l.countRejection(ce)
 	return err
 }
 
-// countRejection counts a rejection on its P's stripe, or by class only; reject writes it out.
+// countRejection counts a rejection on its P's stripe, or by class only.
 func (l *Limiter) countRejection(ce *ceiling) {
 	if ce == nil {
 		l.stripes.reject()
@@ -188,10 +184,7 @@ func (l *Limiter) countRejection(ce *ceiling) {
 func (l *Limiter) takeUnenforced(ce *ceiling) int64 {
 	n := l.slots.taken.Add(1)
 	if n > l.slots.limit.Load()-ce.hold() {
-		if ce != nil {
-			l.turnAway(ce)
-		}
-		l.countRejection(ce)
+		l.reject(ce) // a would-be rejection, counted as one
 	}
 	if ce != nil {
 		l.countAcquired(ce.c)
