@@ -16,8 +16,8 @@ type classStripe struct {
 
 // countAcquired counts a call of class c that took a slot, after it took it.
 func (l *Limiter) countAcquired(c int) {
-	s, own := l.stripes.pin()
-	add(&l.classes.stripe(s.i).acquired[c], 1, own)
+	s, own := l.classes.pin()
+	add(&s.acquired[c&(MaxClasses-1)], 1, own)
 	procUnpin()
 }
 
@@ -27,21 +27,24 @@ func (cs *classSet) countShared(c int) { atomic.AddUint64(&cs.overflow.acquired[
 // countRejected counts a rejected call of class c on its P's line, the only line a classed
 // limiter counts it on (Snapshot.Rejected sums the classes').
 func (cs *classSet) countRejected(c int) {
-	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
-		bump(&cs.counts[p].rejected[c], 1)
-	} else {
-		atomic.AddUint64(&cs.overflow.rejected[c], 1)
-	}
+	s, own := cs.pin()
+	add(&s.rejected[c&(MaxClasses-1)], 1, own) // the mask spares a bounds check
 	procUnpin()
 }
 
 func (cs *classSet) countUnknown() {
-	if p := uintptr(procPin()); p < uintptr(len(cs.counts)) {
-		bump(&cs.counts[p].unknown, 1)
-	} else {
-		atomic.AddUint64(&cs.overflow.unknown, 1)
-	}
+	s, own := cs.pin()
+	add(&s.unknown, 1, own)
 	procUnpin()
+}
+
+// pin pins the goroutine to its P and returns the P's class stripe and whether the P owns it,
+// as stripes.pin does. Unpin with procUnpin.
+func (cs *classSet) pin() (s *classStripe, own bool) {
+	if p := procPin(); p < len(cs.counts) {
+		return &cs.counts[p], true
+	}
+	return &cs.overflow, false
 }
 
 // stripe returns the class stripe i of all: the overflow one last.
