@@ -131,11 +131,7 @@ func (l *Limiter) acquireAny(ce *ceiling) (Permit, error) {
 			return Permit{}, nil // disabled: it measures nothing, so the permit needs no finishing
 		}
 		if n != 0 {
-			p := ticket{l: l, start: untimed, inFlight: n, grant: newGrant(ce.index(), leased)}
-			if l.timed() {
-				p.start = l.startOf(p)
-			}
-			return Permit{ticket: p}, nil
+			return l.started(n, leased, ce), nil
 		}
 		if ce == nil {
 			if p, ok := l.admitPaced(); ok { // a limit below 1 admits at its pace (pace.go)
@@ -147,6 +143,16 @@ func (l *Limiter) acquireAny(ce *ceiling) (Permit, error) {
 			return Permit{}, l.reject(ce)
 		}
 	}
+}
+
+// started returns the permit of a call of ce's class that took a slot, n in flight: latency
+// runs from now. acquireAny and a served waiter start through it.
+func (l *Limiter) started(n int64, leased bool, ce *ceiling) Permit {
+	p := ticket{l: l, start: untimed, inFlight: n, grant: newGrant(ce.index(), leased)}
+	if l.timed() {
+		p.start = l.startOf(p)
+	}
+	return Permit{ticket: p}
 }
 
 // startOf reads the clock as p, a call that holds a slot, starts: its latency runs from here.

@@ -41,10 +41,8 @@ func (cs *classSet) countUnknown() {
 // pin pins the goroutine to its P and returns the P's class stripe and whether the P owns it,
 // as stripes.pin does. Unpin with procUnpin.
 func (cs *classSet) pin() (s *classStripe, own bool) {
-	if p := procPin(); p < len(cs.counts) {
-		return &cs.counts[p], true
-	}
-	return &cs.overflow, false
+	p := procPin()
+	return cs.stripe(p), p < len(cs.counts)
 }
 
 // stripe returns the class stripe i of all: the overflow one last.

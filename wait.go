@@ -142,15 +142,6 @@ func (l *Limiter) waitFor(ctx context.Context, w *waiter) (Permit, error) {
 
 func (l *Limiter) served(w *waiter) Permit { return l.started(w.inFlight, w.leased, w.ce) }
 
-// started returns the permit of an AcquireContext call that took a slot: latency runs from now.
-func (l *Limiter) started(n int64, leased bool, ce *ceiling) Permit {
-	p := ticket{l: l, start: untimed, inFlight: n, grant: newGrant(ce.index(), leased)}
-	if l.timed() {
-		p.start = l.startOf(p)
-	}
-	return Permit{ticket: p}
-}
-
 // enqueue adds a waiter of ce's class to its list (nil at the bound) and serves the lists, as
 // a slot may have come free meanwhile; a waiter left waiting was turned away (turnAway).
 // No slot comes free unseen: a finisher frees, then reads count; a waiter adds to count, then
