@@ -196,7 +196,7 @@ func invariantChecksCatch(t *testing.T, m testMode) {
 		caught []string
 	}{
 		{"admit everything", func(s subject) subject { return admitAll{s} }, []string{"most", "settled"}},
-		{"reject below the limit", func(s subject) subject { return rejectEarly{s, limit} }, []string{"most", "settled"}},
+		{"reject below the limit", func(s subject) subject { return rejectEarly{s, limit, new(atomic.Int64)} }, []string{"most", "settled"}},
 		{"skip a release", func(s subject) subject { return &mutated{subject: s, skipRelease: true} }, []string{"settled"}},
 		{"lose a sample", func(s subject) subject { return &mutated{subject: s, loseSample: true} }, []string{"counted"}},
 		{"invent a sample", func(s subject) subject { return &mutated{subject: s, inventSample: true} }, []string{"counted"}},
@@ -250,15 +250,36 @@ func (a admitAll) acquire(r *rand.Rand) (finisher, bool) {
 type rejectEarly struct {
 	subject
 	limit int
+	held  *atomic.Int64 // the calls it let hold a slot: exact, where InFlight may count fewer
 }
 
 func (e rejectEarly) acquire(r *rand.Rand) (finisher, bool) {
 	p, ok := e.subject.acquire(r)
-	if ok && e.InFlight() >= e.limit {
+	if !ok {
+		return p, false
+	}
+	if e.held.Add(1) >= int64(e.limit) {
+		e.held.Add(-1)
 		p.Cancel()
 		return nil, false
 	}
-	return p, ok
+	return earlyPermit{p, e.held}, true
+}
+
+// earlyPermit is a permit that rejectEarly let through: it leaves held before it frees.
+type earlyPermit struct {
+	finisher
+	held *atomic.Int64
+}
+
+func (p earlyPermit) Done(err error) {
+	p.held.Add(-1)
+	p.finisher.Done(err)
+}
+
+func (p earlyPermit) Cancel() {
+	p.held.Add(-1)
+	p.finisher.Cancel()
 }
 
 // mutated breaks one call, the first that its flag applies to: a single slot not freed, or
