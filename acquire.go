@@ -198,11 +198,21 @@ func (l *Limiter) takeUnenforced(ce *ceiling) int64 {
 	return max(n, 1)
 }
 
-// nowHolding reads the clock for p, which holds a slot: a Clock that panics frees it first.
+// nowHolding reads the clock for p, which holds a slot: nanotime first, the default where the
+// tick counter is not a safe clock (a VM's kvm-clock), without now's switch or a deferred call.
 func (l *Limiter) nowHolding(p ticket) int64 {
+	if l.src.kind == sourceNanotime {
+		return nanotime()
+	}
 	if l.src.kind != sourceOther {
 		return l.src.now()
 	}
+	return l.nowGuarded(p)
+}
+
+// nowGuarded reads a Clock of the caller's for p, which holds a slot: one that panics frees it
+// first.
+func (l *Limiter) nowGuarded(p ticket) int64 {
 	ok := false
 	defer func() {
 		if !ok {
