@@ -40,7 +40,7 @@ UNPUBLISHED := ./bench ./cmd/limitsim ./internal/releasecheck
 OUT := out/ci
 
 # The legs start in this order, JOBS at a time: the longest first (their times on a 2-core
-# machine with warm caches, 3387c13: modules 348 s, most of it the simulator's real-time tests,
+# machine with warm caches, a2dead3: modules 348 s, most of it the simulator's real-time tests,
 # which leave the CPU to the leg beside them; vet 58; race 189; arm64 158; release-check 11;
 # fuzz 92; staticcheck 32; the rest under 31), so that no long leg starts last and runs alone:
 # 469 s in all (CONTRIBUTING.md says what empty caches add).
